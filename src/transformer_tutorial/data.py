@@ -1,0 +1,159 @@
+"""Multi30k (Task 1, German-English, raw text): find, download, cache and read it.
+
+Hand-written (not generated from a notebook).
+
+Where the files are looked for, in order:
+
+1. the ``data_dir`` argument;
+2. the directory named by the environment variable ``TRANSFORMER_TUTORIAL_DATA``;
+3. the cache, ``~/.cache/transformer_tutorial`` (or ``$XDG_CACHE_HOME/transformer_tutorial``).
+
+A directory counts when it holds the files itself or in a ``multi30k/`` subfolder, with the official
+names (``train.de.gz`` or ``train.de``, ...). When none has them and ``download`` is allowed, the
+official files are fetched from the Multi30k repository into the cache and checked by SHA-256.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import tempfile
+import urllib.request
+from pathlib import Path
+
+ENV_VAR = "TRANSFORMER_TUTORIAL_DATA"
+MULTI30K_URL = "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw/{name}"
+
+# Split name -> file stem in the official repository.
+MULTI30K_SPLITS = {"train": "train", "val": "val", "test": "test_2016_flickr"}
+
+# SHA-256 of the official .gz files (multi30k/dataset, data/task1/raw/).
+MULTI30K_SHA256 = {
+    "train.de.gz": "726e39b2fa9eb9ffb6dc763fb35a179f80fae06ffc5d28b6ace5faa883de28a6",
+    "train.en.gz": "d79cfa999dd4c51d2cb42499b6796d5a882c3a8a961923c25a898c90f8bbd56f",
+    "val.de.gz": "f0cba2f995189cf5770f29a8a9a537a3ad3f51657ad873405082ff6863a5e75a",
+    "val.en.gz": "14f7d25ddd868909a9213e361768460edcacdd6ab9d1e77b92560dc10c10dc28",
+    "test_2016_flickr.de.gz": "9204244e408ccb38d2a55cfcd344df15005fc42a07a6e55ca6c52b6ababb8cc8",
+    "test_2016_flickr.en.gz": "611d361c6334bc7246101d48097c13cf5c4413c5befc793cc629934359d532d9",
+}
+
+
+class DataNotFoundError(FileNotFoundError):
+    """The data files are neither on disk nor downloadable; the message says what to do."""
+
+
+def cache_dir() -> Path:
+    """The folder where downloaded files are kept."""
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "transformer_tutorial"
+
+
+def _candidate_dirs(data_dir: str | os.PathLike | None) -> list[Path]:
+    roots: list[Path] = []
+    if data_dir is not None:
+        roots.append(Path(data_dir))
+    elif os.environ.get(ENV_VAR):
+        roots.append(Path(os.environ[ENV_VAR]))
+    roots.append(cache_dir())
+    dirs: list[Path] = []
+    for root in roots:
+        dirs += [root, root / "multi30k"]
+    return dirs
+
+
+def _find(stem: str, lang: str, dirs: list[Path]) -> Path | None:
+    for d in dirs:
+        for name in (f"{stem}.{lang}.gz", f"{stem}.{lang}"):
+            if (d / name).is_file():
+                return d / name
+    return None
+
+
+def _download(name: str, dest_dir: Path) -> Path:
+    """Fetch one official file into ``dest_dir``, check its hash, and move it in place atomically."""
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    url = MULTI30K_URL.format(name=name)
+    with urllib.request.urlopen(url, timeout=30) as response:  # noqa: S310 (fixed https URL)
+        payload = response.read()
+    digest = hashlib.sha256(payload).hexdigest()
+    if digest != MULTI30K_SHA256[name]:
+        raise OSError(f"{url} has SHA-256 {digest}, expected {MULTI30K_SHA256[name]}; not saved.")
+    with tempfile.NamedTemporaryFile(dir=dest_dir, delete=False) as tmp:
+        tmp.write(payload)
+    os.replace(tmp.name, dest_dir / name)
+    return dest_dir / name
+
+
+def _missing_message(split: str, dirs: list[Path], reason: str) -> str:
+    stem = MULTI30K_SPLITS[split]
+    looked = "\n".join(f"  - {d}" for d in dict.fromkeys(dirs))
+    urls = "\n".join(f"  {MULTI30K_URL.format(name=f'{stem}.{lang}.gz')}" for lang in ("de", "en"))
+    return (
+        f"Multi30k split {split!r} ({stem}.de / {stem}.en) was not found; {reason}.\n"
+        f"Looked in:\n{looked}\n"
+        f"Fix: put the files (gzipped or plain) in one of these folders, or point "
+        f"{ENV_VAR} (or data_dir=...) at a folder that has them. They can be downloaded from:\n{urls}"
+    )
+
+
+def multi30k_files(
+    split: str, data_dir: str | os.PathLike | None = None, download: bool = True
+) -> dict[str, Path]:
+    """Paths of the German and English files of one split, downloading them if allowed.
+
+    Args:
+        split: ``"train"``, ``"val"`` or ``"test"`` (test = test_2016_flickr).
+        data_dir: a folder with the files (or with a ``multi30k/`` subfolder that has them).
+        download: fetch the official files into the cache when they are not found.
+
+    Returns:
+        ``{"de": Path, "en": Path}``.
+    """
+    if split not in MULTI30K_SPLITS:
+        raise ValueError(f"Unknown Multi30k split {split!r}; choose one of {sorted(MULTI30K_SPLITS)}.")
+    stem = MULTI30K_SPLITS[split]
+    dirs = _candidate_dirs(data_dir)
+    found = {lang: _find(stem, lang, dirs) for lang in ("de", "en")}
+    missing = [lang for lang, path in found.items() if path is None]
+    if missing and download:
+        try:
+            for lang in missing:
+                found[lang] = _download(f"{stem}.{lang}.gz", cache_dir() / "multi30k")
+        except OSError as err:  # URLError, timeouts and hash mismatches are all OSErrors
+            raise DataNotFoundError(
+                _missing_message(split, dirs, f"downloading failed ({err})")
+            ) from None
+    elif missing:
+        raise DataNotFoundError(_missing_message(split, dirs, "downloading is switched off"))
+    return found  # type: ignore[return-value]
+
+
+def read_lines(path: str | os.PathLike) -> list[str]:
+    """Read a UTF-8 text file (gzipped when its name ends in .gz), one stripped line per entry."""
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return [line.strip() for line in f]
+
+
+def load_multi30k(
+    split: str = "train",
+    data_dir: str | os.PathLike | None = None,
+    download: bool = True,
+    src_lang: str = "de",
+    tgt_lang: str = "en",
+) -> list[tuple[str, str]]:
+    """Aligned sentence pairs of one Multi30k split, as ``(source, target)`` strings.
+
+    The raw files are read as they are, lines stripped of surrounding white space (a few German
+    training lines have stray spaces). Pass ``src_lang="en", tgt_lang="de"`` for the other direction.
+    """
+    files = multi30k_files(split, data_dir=data_dir, download=download)
+    src, tgt = read_lines(files[src_lang]), read_lines(files[tgt_lang])
+    if len(src) != len(tgt):
+        raise ValueError(
+            f"{files[src_lang]} has {len(src)} lines but {files[tgt_lang]} has {len(tgt)}; "
+            "the files of one split must be aligned line by line. Re-download them."
+        )
+    return list(zip(src, tgt, strict=True))

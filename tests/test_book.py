@@ -1,0 +1,84 @@
+"""Checks on the book's sources: notebook/Markdown pairs in sync, exported modules up to date,
+the table of contents complete, every notebook starting with the Colab install cell, the glossary
+current."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import jupytext
+import nbformat
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOK = ROOT / "book"
+NOTEBOOKS = sorted(BOOK.glob("[0-9]*.ipynb"))
+
+
+def _cells(path: Path) -> list[tuple[str, str]]:
+    nb = jupytext.read(path)
+    return [(c.cell_type, c.source.strip()) for c in nb.cells]
+
+
+def test_there_are_chapters():
+    assert NOTEBOOKS, "no chapter notebooks found in book/"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
+def test_markdown_twin_in_sync(notebook: Path):
+    twin = notebook.with_suffix(".md")
+    assert twin.exists(), f"{twin.name} is missing; run `jupytext --set-formats ipynb,md:myst {notebook}`"
+    assert _cells(notebook) == _cells(twin), (
+        f"{notebook.name} and {twin.name} differ. Edit one, then copy it over the other with "
+        f"`jupytext --to ipynb --update {twin}` (or `--to md:myst {notebook}`), and re-execute."
+    )
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_is_executed_and_reproducible(notebook: Path):
+    nb = nbformat.read(notebook, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code, f"{notebook.name} has no code"
+    assert all(c.execution_count is not None for c in code), (
+        f"{notebook.name} has unexecuted cells; run `make execute NB={notebook.relative_to(ROOT)}`"
+    )
+    first = code[0].source
+    assert "import transformer_tutorial" in first and "pip install" in first, (
+        f"the first code cell of {notebook.name} must install the package when it is not importable"
+    )
+    repo = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
+    assert repo.split("github.com/")[1] in first, (
+        f"{notebook.name}'s install cell must use the repository URL of _config.yml ({repo})"
+    )
+
+
+def test_exported_modules_match_notebooks():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "export.py"), "--check"],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_toc_lists_every_chapter_and_only_existing_files():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]] + [c["file"] for part in toc["parts"] for c in part["chapters"]]
+    for f in files:
+        path = ROOT / f
+        assert path.exists() or path.with_suffix(".md").exists(), f"_toc.yml names missing {f}"
+    listed = {ROOT / f for f in files}
+    for nb in NOTEBOOKS:
+        assert nb in listed, f"{nb.name} is not in _toc.yml"
+
+
+def test_glossary_is_current():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "glossary.py"), "--check"],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
