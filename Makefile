@@ -15,7 +15,6 @@ export TRANSFORMER_TUTORIAL_DATA ?= $(SHARED_DATA)
 endif
 export PYTHONHASHSEED := 0
 export OMP_NUM_THREADS := 2
-export MPLBACKEND := Agg
 
 .PHONY: install book test lint format unit nbval site-test export execute sync check-book clean
 
