@@ -7,7 +7,14 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transformer_tutorial.sequences import pad_sequences, padding_mask
+from transformer_tutorial.sequences import (
+    Vocab,
+    length_sorted_batches,
+    pad_sequences,
+    padding_fraction,
+    padding_mask,
+    simple_tokenize,
+)
 
 id_lists = st.lists(st.lists(st.integers(1, 1000), min_size=0, max_size=12), min_size=1, max_size=8)
 
@@ -93,3 +100,105 @@ def test_padding_mask_errors():
         padding_mask(torch.tensor([[1, 2]]))
     with pytest.raises(ValueError, match="1-D integer"):
         padding_mask(torch.tensor([1.5, 2.0]))
+
+
+# --- tokenizer and vocabulary -------------------------------------------------------------------
+
+
+def test_simple_tokenize_splits_words_and_punctuation():
+    assert simple_tokenize("Two young, White males.") == [
+        "two",
+        "young",
+        ",",
+        "white",
+        "males",
+        ".",
+    ]
+    assert simple_tokenize("Ein Mädchen läuft!") == ["ein", "mädchen", "läuft", "!"]
+    assert simple_tokenize("   ") == []
+
+
+def test_vocab_build_orders_specials_then_counts_then_alphabet():
+    vocab = Vocab.build([["b", "a", "c"], ["a", "b"], ["a", "d"]])
+    assert vocab.itos == ["<pad>", "<unk>", "<bos>", "<eos>", "a", "b", "c", "d"]
+    assert (vocab.pad_id, vocab.unk_id, vocab.bos_id, vocab.eos_id) == (0, 1, 2, 3)
+    assert len(vocab) == 8 and "c" in vocab and "z" not in vocab
+    assert Vocab.build([["b", "a", "c"], ["a", "b"]], min_freq=2).itos[4:] == ["a", "b"]
+
+
+def test_vocab_does_not_depend_on_data_order():
+    data = [["x", "y"], ["y", "z"], ["z", "x", "w"]]
+    assert Vocab.build(data).itos == Vocab.build(data[::-1]).itos
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(list("abcdefg")), max_size=6), min_size=1, max_size=6))
+def test_vocab_encode_decode_round_trip(sentences):
+    vocab = Vocab.build(sentences)
+    for s in sentences:
+        ids = vocab.encode(s, add_bos=True, add_eos=True)
+        assert ids[0] == vocab.bos_id and ids[-1] == vocab.eos_id and len(ids) == len(s) + 2
+        assert vocab.decode(ids) == s
+        assert vocab.decode(ids, skip_specials=False) == ["<bos>", *s, "<eos>"]
+
+
+def test_vocab_unknown_tokens_and_errors():
+    vocab = Vocab.build([["a"]])
+    assert vocab.encode(["a", "never-seen"]) == [4, vocab.unk_id]
+    assert vocab.decode([vocab.unk_id]) == ["<unk>"]  # <unk> is kept: it stands for a word
+    with pytest.raises(ValueError, match="start with the special tokens"):
+        Vocab(["a", "<pad>"])
+    with pytest.raises(ValueError, match="twice"):
+        Vocab([*Vocab.SPECIALS, "a", "a"])
+
+
+# --- batching ------------------------------------------------------------------------------------
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    lengths=st.lists(st.integers(1, 50), min_size=1, max_size=200),
+    batch_size=st.integers(1, 32),
+    seed=st.integers(0, 10),
+)
+def test_length_sorted_batches_is_a_partition_of_sorted_runs(lengths, batch_size, seed):
+    g = torch.Generator().manual_seed(seed)
+    batches = length_sorted_batches(lengths, batch_size, generator=g)
+    flat = torch.cat(batches).tolist()
+    assert sorted(flat) == list(range(len(lengths)))  # every index exactly once
+    assert len(batches) == -(-len(lengths) // batch_size)
+    assert sum(len(b) < batch_size for b in batches) <= 1  # only one batch may be short
+    # Sorted: the length ranges of different batches do not interleave.
+    spans = sorted((min(lengths[i] for i in b), max(lengths[i] for i in b)) for b in batches)
+    for (_, hi), (lo, _) in zip(spans, spans[1:], strict=False):
+        assert hi <= lo
+
+
+def test_length_sorted_batches_is_reproducible_and_shuffled():
+    lengths = torch.randint(1, 40, (500,), generator=torch.Generator().manual_seed(1))
+    a = length_sorted_batches(lengths, 16, generator=torch.Generator().manual_seed(0))
+    b = length_sorted_batches(lengths, 16, generator=torch.Generator().manual_seed(0))
+    c = length_sorted_batches(lengths, 16, generator=torch.Generator().manual_seed(1))
+    assert all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
+    assert not all(torch.equal(x, y) for x, y in zip(a, c, strict=True))
+    maxima = [int(lengths[batch].max()) for batch in a]
+    assert maxima != sorted(maxima)  # batch order is shuffled, not shortest first
+    with pytest.raises(ValueError, match="batch_size"):
+        length_sorted_batches(lengths, 0)
+
+
+def test_padding_fraction_counts_padded_cells():
+    lengths = torch.tensor([2, 4, 4, 1])
+    assert padding_fraction([[1, 2]], lengths) == 0.0
+    assert padding_fraction([[0, 1]], lengths) == pytest.approx(2 / 8)
+    assert padding_fraction([[0, 1], [2, 3]], lengths) == pytest.approx((2 + 3) / 16)
+    with pytest.raises(ValueError, match="non-empty"):
+        padding_fraction([], lengths)
+
+
+def test_sorting_by_length_wastes_less_padding_than_random_batches():
+    g = torch.Generator().manual_seed(0)
+    lengths = torch.randint(5, 60, (2000,), generator=g)
+    random_batches = list(torch.randperm(2000, generator=g).split(32))
+    sorted_batches = length_sorted_batches(lengths, 32, generator=g)
+    assert padding_fraction(sorted_batches, lengths) < padding_fraction(random_batches, lengths) / 5
