@@ -120,7 +120,9 @@ def test_post_norm_reference_extra_final_norm():
     ours = model(src, tgt)
     ref.encoder.norm = torch.nn.LayerNorm(16)
     ref.decoder.norm = torch.nn.LayerNorm(16)
-    torch.testing.assert_close(ours, torch_transformer_logits(model, ref, src, tgt), atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(
+        ours, torch_transformer_logits(model, ref, src, tgt), atol=1e-4, rtol=1e-4
+    )
     with torch.no_grad():
         ref.decoder.norm.weight.uniform_(0.5, 1.5)
         ref.decoder.norm.bias.uniform_(-0.5, 0.5)
@@ -198,7 +200,9 @@ def test_cached_decoding_equals_recomputing_the_prefix(norm_first, chunk):
         full = model(src, tgt)
         memory = model.encode(src)
         cache = model.new_cache()
-        steps = [model.decode(tgt[:, t : t + chunk], memory, src, cache) for t in range(0, 6, chunk)]
+        steps = [
+            model.decode(tgt[:, t : t + chunk], memory, src, cache) for t in range(0, 6, chunk)
+        ]
     assert cache.length == 6
     assert cache.layers[0].self_k.shape == (3, 4, 6, 4)  # (B, H, T, Dh)
     assert cache.layers[0].cross_k.shape == (3, 4, 7, 4)  # (B, H, S, Dh)
