@@ -1,0 +1,147 @@
+"""Shared helpers of the benchmark scripts: timing, the environment record, tables, JSON.
+
+Not a test and not part of the package: each script in this folder prints a markdown table
+and, with ``--json PATH``, writes the same numbers together with where they were measured.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def synchronize(device: torch.device) -> None:
+    """Wait for queued GPU work; a CUDA kernel launch returns before the kernel has run."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def median_seconds(
+    fn: Callable[[], object], device: torch.device, warmup: int, repeats: int
+) -> tuple[float, list[float]]:
+    """Run ``fn`` ``warmup`` times untimed, then ``repeats`` times timed; return the median
+    and all timed runs, in seconds. The median ignores the odd slow run caused by another
+    process; the warm-up runs pay for one-off costs (allocator growth, kernel selection)."""
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}")
+    for _ in range(warmup):
+        fn()
+    synchronize(device)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        synchronize(device)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), times
+
+
+def interleaved_median_seconds(
+    fns: dict[str, Callable[[], object]], device: torch.device, warmup: int, repeats: int
+) -> dict[str, float]:
+    """Like ``median_seconds`` for several functions, timed in turn within each repeat, so that
+    a change in the machine's load during the benchmark hits all of them alike."""
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}")
+    for _ in range(warmup):
+        for fn in fns.values():
+            fn()
+    synchronize(device)
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            synchronize(device)
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def cpu_name() -> str:
+    """The processor's model name (from /proc/cpuinfo on Linux)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def resolve_device(name: str) -> torch.device:
+    """``cpu`` or ``cuda`` (``cuda:1`` ...), with a clear error when CUDA is missing."""
+    device = torch.device(name)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise SystemExit(
+            f"--device {name} asked for a GPU, but torch.cuda.is_available() is False "
+            f"(torch {torch.__version__}); run on a machine with a CUDA build of PyTorch."
+        )
+    return device
+
+
+def git_commit() -> str:
+    """The checked-out commit, with ``+dirty`` when tracked files differ from it."""
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        return commit + ("+dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def environment(device: torch.device) -> dict:
+    """Where a measurement was taken: hardware, software, threads and machine load."""
+    info = {
+        "commit": git_commit(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "device": str(device),
+        "cpu": cpu_name(),
+        "cpu_count": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "load_average": [round(x, 2) for x in os.getloadavg()]
+        if hasattr(os, "getloadavg")
+        else None,
+    }
+    if device.type == "cuda":
+        info["gpu"] = torch.cuda.get_device_name(device)
+        info["cuda"] = torch.version.cuda
+    return info
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A GitHub-flavoured markdown table; floats are printed as given (format them first)."""
+    lines = [
+        "| " + " | ".join(headers) + " |",
+        "|" + "|".join("---" for _ in headers) + "|",
+    ]
+    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def write_json(path: str | os.PathLike | None, payload: dict) -> None:
+    """Write ``payload`` as indented JSON (creating the folder); do nothing for ``None``."""
+    if path is None:
+        return
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(payload, indent=2) + "\n")
+    print(f"wrote {path}")

@@ -1,0 +1,241 @@
+"""Training-step time: our Transformer against ``torch.nn.Transformer`` at the same size.
+
+    python benchmarks/train_step.py                       # CPU, three sizes, markdown table
+    python benchmarks/train_step.py --device cuda --batch 64 --json results/translator/gpu/train_step.json
+
+One step = forward (teacher forcing) + label-smoothed loss + backward, in training mode with
+dropout, on one fixed padded batch. Both models get the same embeddings-positions-stacks-output
+shape, the same masks and the same batch; ``torch.nn.Transformer`` is wrapped with token
+embeddings, sinusoidal positions and a tied output projection so that it does the same work.
+Its final encoder/decoder LayerNorms are removed (our post-norm stacks have none), so the
+parameter counts are equal. After ``--warmup`` untimed steps of each, the models take turns, one
+timed step each per round, and the table gives the median of ``--repeats`` rounds (taking turns
+means a change in the machine's load hits all columns alike).
+
+Columns: our model with the explicit attention of chapter 6 (matmul-mask-softmax-matmul),
+with the fused kernel (``F.scaled_dot_product_attention``, ``fused_attention=True``), and
+``nn.Transformer``; the ratio is fused / nn.Transformer (below 1 = ours is faster).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Callable
+from dataclasses import replace
+
+import torch
+from common import (
+    environment,
+    interleaved_median_seconds,
+    markdown_table,
+    resolve_device,
+    write_json,
+)
+from torch import Tensor, nn
+
+from transformer_tutorial.masks import causal_mask
+from transformer_tutorial.positional import sinusoidal_encoding
+from transformer_tutorial.training import PAD_ID, LabelSmoothingLoss
+from transformer_tutorial.transformer import Transformer, TransformerConfig, count_parameters
+
+
+class TorchReference(nn.Module):
+    """``nn.Transformer`` (batch first) with what it lacks to be a translation model: token
+    embeddings scaled by sqrt(D), sinusoidal positions, dropout, and an output projection tied
+    to the target embedding. Same sizes and same computation as our ``Transformer``."""
+
+    def __init__(self, c: TransformerConfig) -> None:
+        super().__init__()
+        self.d_model = c.d_model
+        self.src_embed = nn.Embedding(c.src_vocab_size, c.d_model)
+        self.tgt_embed = nn.Embedding(c.tgt_vocab_size, c.d_model)
+        self.register_buffer("positions", sinusoidal_encoding(c.max_len, c.d_model))  # (L, D)
+        self.dropout = nn.Dropout(c.dropout)
+        self.transformer = nn.Transformer(
+            d_model=c.d_model,
+            nhead=c.num_heads,
+            num_encoder_layers=c.num_encoder_layers,
+            num_decoder_layers=c.num_decoder_layers,
+            dim_feedforward=c.d_ff,
+            dropout=c.dropout,
+            batch_first=True,
+        )
+        # Post-norm blocks already end with a LayerNorm; ours have no extra one per stack.
+        self.transformer.encoder.norm = nn.Identity()
+        self.transformer.decoder.norm = nn.Identity()
+        self.output = nn.Linear(c.d_model, c.tgt_vocab_size, bias=False)
+        self.output.weight = self.tgt_embed.weight
+
+    def _embed(self, embed: nn.Embedding, tokens: Tensor) -> Tensor:
+        x = embed(tokens) * math.sqrt(self.d_model)  # (B, L, D)
+        return self.dropout(x + self.positions[: tokens.shape[1]])  # (B, L, D)
+
+    def forward(self, src: Tensor, tgt: Tensor) -> Tensor:
+        T = tgt.shape[1]
+        h = self.transformer(
+            self._embed(self.src_embed, src),
+            self._embed(self.tgt_embed, tgt),
+            tgt_mask=~causal_mask(T, device=tgt.device),  # (T, T); torch: True = blocked
+            src_key_padding_mask=src == PAD_ID,  # (B, S)
+            tgt_key_padding_mask=tgt == PAD_ID,  # (B, T)
+            memory_key_padding_mask=src == PAD_ID,  # (B, S)
+        )  # (B, T, D)
+        return self.output(h)  # (B, T, V)
+
+
+def parse_size(text: str) -> tuple[int, int, int]:
+    """``"6x512x8"`` -> (layers per stack, d_model, heads)."""
+    try:
+        layers, d_model, heads = (int(v) for v in text.split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"a size is LAYERSxD_MODELxHEADS, e.g. 6x512x8; got {text!r}"
+        ) from None
+    return layers, d_model, heads
+
+
+def make_batch(
+    batch: int, src_len: int, tgt_len: int, vocab: int, device: torch.device
+) -> tuple[Tensor, Tensor, Tensor]:
+    """A fixed random batch with realistic padding: row b is shortened by b % 5 positions."""
+    g = torch.Generator().manual_seed(0)
+    src = torch.randint(4, vocab, (batch, src_len), generator=g)  # (B, S)
+    tgt = torch.randint(4, vocab, (batch, tgt_len + 1), generator=g)  # (B, T + 1)
+    for b in range(batch):
+        cut = b % 5
+        if cut:
+            src[b, src_len - cut :] = PAD_ID
+            tgt[b, tgt_len + 1 - cut :] = PAD_ID
+    return src.to(device), tgt[:, :-1].to(device), tgt[:, 1:].to(device)
+
+
+def training_step(model: nn.Module, batch: tuple[Tensor, Tensor, Tensor]) -> Callable[[], None]:
+    """A closure doing one forward + loss + backward of ``model`` on ``batch``."""
+    src, tgt_in, tgt_out = batch
+    criterion = LabelSmoothingLoss(0.1)
+    model.train()
+
+    def step() -> None:
+        model.zero_grad(set_to_none=True)
+        logits = model(src, tgt_in)  # (B, T, V)
+        criterion(logits, tgt_out).backward()
+
+    return step
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--device", default="cpu", help="cpu or cuda (default cpu)")
+    parser.add_argument(
+        "--sizes",
+        type=parse_size,
+        nargs="+",
+        default=[parse_size(s) for s in ("2x128x4", "3x256x8", "6x512x8")],
+        help="model sizes LAYERSxD_MODELxHEADS (d_ff = 4 * d_model); default 2x128x4 3x256x8 6x512x8",
+    )
+    parser.add_argument("--batch", type=int, default=16, help="sentences per batch B")
+    parser.add_argument("--src-len", type=int, default=24, help="padded source length S")
+    parser.add_argument("--tgt-len", type=int, default=24, help="padded target length T")
+    parser.add_argument("--vocab", type=int, default=8000, help="vocabulary size V")
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--threads", type=int, default=2, help="CPU threads for PyTorch")
+    parser.add_argument(
+        "--no-explicit", action="store_true", help="skip the explicit-attention column"
+    )
+    parser.add_argument("--json", default=None, help="also write the results to this JSON file")
+    args = parser.parse_args(argv)
+
+    torch.set_num_threads(args.threads)
+    device = resolve_device(args.device)
+    batch = make_batch(args.batch, args.src_len, args.tgt_len, args.vocab, device)
+    rows, records = [], []
+    for layers, d_model, heads in args.sizes:
+        config = TransformerConfig(
+            src_vocab_size=args.vocab,
+            tgt_vocab_size=args.vocab,
+            d_model=d_model,
+            num_heads=heads,
+            num_encoder_layers=layers,
+            num_decoder_layers=layers,
+            d_ff=4 * d_model,
+            dropout=0.1,
+            max_len=max(args.src_len, args.tgt_len) + 1,
+        )
+        torch.manual_seed(0)
+        fused = Transformer(replace(config, fused_attention=True))
+        reference = TorchReference(config)
+        fused.to(device)
+        reference.to(device)
+        n_ours, n_ref = count_parameters(fused), count_parameters(reference)
+        if n_ours != n_ref:
+            raise AssertionError(f"parameter counts differ: ours {n_ours}, torch {n_ref}")
+        steps = {"fused": training_step(fused, batch), "torch": training_step(reference, batch)}
+        if not args.no_explicit:
+            steps["explicit"] = training_step(Transformer(config).to(device), batch)
+        seconds = interleaved_median_seconds(steps, device, args.warmup, args.repeats)
+        ms = {name: 1e3 * s for name, s in seconds.items()}
+        ratio = ms["fused"] / ms["torch"]
+        name = f"N={layers}, D={d_model}, H={heads}"
+        rows.append(
+            [
+                name,
+                f"{n_ours / 1e6:.2f}M",
+                f"{ms['explicit']:.1f}" if "explicit" in ms else "-",
+                f"{ms['fused']:.1f}",
+                f"{ms['torch']:.1f}",
+                f"{ratio:.2f}",
+            ]
+        )
+        records.append(
+            {
+                "layers": layers,
+                "d_model": d_model,
+                "heads": heads,
+                "d_ff": 4 * d_model,
+                "parameters": n_ours,
+                "ms_explicit": ms.get("explicit"),
+                "ms_fused": ms["fused"],
+                "ms_torch": ms["torch"],
+                "ratio_fused_over_torch": ratio,
+            }
+        )
+    env = environment(device)
+    print(
+        f"Training step (forward + loss + backward), B={args.batch}, S={args.src_len}, "
+        f"T={args.tgt_len}, V={args.vocab}, device={device}, threads={env['torch_threads']}, "
+        f"median of {args.repeats} after {args.warmup} warm-up steps, load average {env['load_average']}"
+    )
+    print()
+    print(
+        markdown_table(
+            [
+                "size",
+                "parameters",
+                "ours, explicit (ms)",
+                "ours, fused (ms)",
+                "nn.Transformer (ms)",
+                "fused / nn.Transformer",
+            ],
+            rows,
+        )
+    )
+    payload = {
+        "benchmark": "train_step",
+        "command": "python benchmarks/train_step.py "
+        + " ".join(sys.argv[1:] if argv is None else argv),
+        "settings": {
+            k: getattr(args, k)
+            for k in ("batch", "src_len", "tgt_len", "vocab", "warmup", "repeats", "threads")
+        },
+        "environment": env,
+        "results": records,
+    }
+    write_json(args.json, payload)
+    return payload
+
+
+if __name__ == "__main__":
+    main()

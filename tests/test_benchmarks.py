@@ -1,0 +1,91 @@
+"""Smoke tests of the benchmark scripts: each runs end to end with tiny sizes and reports
+numbers that make sense. The benchmarks themselves are not tests (they print tables)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCHMARKS = ROOT / "benchmarks"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    """Import a script of benchmarks/ by name (they import their shared ``common`` helper)."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        yield importlib.import_module
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+
+
+def test_train_step_compares_equal_sized_models(bench, tmp_path, capsys):
+    train_step = bench("train_step")
+    out = tmp_path / "train_step.json"
+    payload = train_step.main(
+        "--sizes 1x16x2 2x32x4 --batch 3 --src-len 6 --tgt-len 5 --vocab 50 "
+        f"--warmup 1 --repeats 2 --json {out}".split()
+    )
+    table = capsys.readouterr().out
+    assert "| N=2, D=32, H=4 |" in table and "fused / nn.Transformer" in table
+    assert json.loads(out.read_text()) == json.loads(json.dumps(payload))
+    results = payload["results"]
+    assert [(r["layers"], r["d_model"]) for r in results] == [(1, 16), (2, 32)]
+    for r in results:
+        assert r["ms_fused"] > 0 and r["ms_torch"] > 0 and r["ms_explicit"] > 0
+        assert r["ratio_fused_over_torch"] == pytest.approx(r["ms_fused"] / r["ms_torch"])
+    assert payload["environment"]["torch_threads"] == 2
+
+
+def test_torch_reference_has_our_parameter_count_and_output_shape(bench):
+    import torch
+
+    from transformer_tutorial.transformer import Transformer, TransformerConfig
+
+    train_step = bench("train_step")
+    config = TransformerConfig(
+        src_vocab_size=40, tgt_vocab_size=30, d_model=16, num_heads=2, d_ff=32, max_len=10,
+        num_encoder_layers=2, num_decoder_layers=1,
+    )  # fmt: skip
+    ours, ref = Transformer(config), train_step.TorchReference(config)
+    n = sum(p.numel() for p in ours.parameters())
+    assert n == sum(p.numel() for p in ref.parameters())
+    src, tgt_in, tgt_out = train_step.make_batch(4, 7, 6, 30, torch.device("cpu"))
+    assert (src == 0).any() and (tgt_in == 0).any(), "the batch should contain padding"
+    assert ref(src, tgt_in).shape == ours(src, tgt_in).shape == (4, 6, 30)
+
+
+def test_bad_size_is_rejected_with_a_clear_message(bench):
+    train_step = bench("train_step")
+    with pytest.raises(SystemExit):
+        train_step.main(["--sizes", "6x512"])
+
+
+def test_decoding_cache_matches_recompute_and_reports_speed(bench, capsys):
+    decoding = bench("decoding")
+    payload = decoding.main(
+        "--layers 1 --d-model 16 --heads 2 --vocab 40 --batch 3 --src-len 5 "
+        "--lengths 3 6 --beam 2 --warmup 0 --repeats 1".split()
+    )
+    table = capsys.readouterr().out
+    assert "| greedy | 6 |" in table and "| beam 2 | 3 |" in table
+    results = payload["results"]
+    assert len(results) == 4
+    for r in results:
+        assert r["same_output"] is True
+        assert r["tokens_per_second_cache"] > 0 and r["tokens_per_second_recompute"] > 0
+
+
+def test_cuda_request_without_gpu_explains_itself(bench):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    decoding = bench("decoding")
+    with pytest.raises(SystemExit, match="torch.cuda.is_available"):
+        decoding.main(["--device", "cuda"])
