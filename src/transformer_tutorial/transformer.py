@@ -183,7 +183,7 @@ class TokenEmbedding(nn.Module):
         return self.embedding(tokens) * self.scale  # (B, T, D)
 
 
-# %% ../../book/13_transformer.ipynb #64bde98b
+# %% ../../book/13_transformer.ipynb #7f2048a8
 def residual(
     x: Tensor,
     sublayer: Callable[[Tensor], Tensor],
@@ -255,6 +255,7 @@ class EncoderLayer(nn.Module):
         return out
 
 
+# %% ../../book/13_transformer.ipynb #3b0fd439
 @dataclass
 class LayerCache:
     """What one decoder block remembers between decoding steps.
