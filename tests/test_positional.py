@@ -9,6 +9,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from transformer_tutorial.multihead import MultiHeadAttention
 from transformer_tutorial.positional import (
     LearnedPositionalEmbedding,
     SinusoidalPositionalEncoding,
@@ -120,3 +121,41 @@ def test_sinusoidal_formula_extends_to_any_length():
 def test_sinusoidal_rejects_odd_width():
     with pytest.raises(ValueError, match="even"):
         sinusoidal_encoding(10, 5)
+
+
+# --- Self-attention without positions is permutation-equivariant; positions break the tie ----------
+
+
+@settings(max_examples=20, deadline=None)
+@given(T=st.integers(2, 8), seed=st.integers(0, 1000))
+def test_self_attention_without_positions_is_permutation_equivariant(T, seed):
+    torch.manual_seed(seed)
+    mha = MultiHeadAttention(8, 2).eval()
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(2, T, 8, generator=gen)
+    perm = torch.randperm(T, generator=gen)
+    with torch.no_grad():
+        out, _ = mha(x, x, x)
+        out_perm, _ = mha(x[:, perm], x[:, perm], x[:, perm])
+    torch.testing.assert_close(out_perm, out[:, perm], atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "positions",
+    [lambda: SinusoidalPositionalEncoding(8, 16), lambda: LearnedPositionalEmbedding(16, 8)],
+    ids=["sinusoidal", "learned"],
+)
+def test_positions_tell_two_identical_tokens_apart(positions):
+    """'A can can store food': without positions both 'can's get the same output; with them, not."""
+    torch.manual_seed(0)
+    embed, mha, pos = torch.nn.Embedding(5, 8), MultiHeadAttention(8, 2).eval(), positions()
+    if isinstance(pos, LearnedPositionalEmbedding):
+        torch.nn.init.normal_(pos.embedding.weight)  # a trained table is not near zero
+    tokens = torch.tensor([[0, 1, 1, 2, 3]])
+    with torch.no_grad():
+        x = embed(tokens)
+        plain, _ = mha(x, x, x)
+        xp = pos(x)
+        placed, _ = mha(xp, xp, xp)
+    torch.testing.assert_close(plain[0, 1], plain[0, 2])
+    assert (placed[0, 1] - placed[0, 2]).abs().max() > 1e-3
