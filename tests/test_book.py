@@ -30,7 +30,9 @@ def test_there_are_chapters():
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
 def test_markdown_twin_in_sync(notebook: Path):
     twin = notebook.with_suffix(".md")
-    assert twin.exists(), f"{twin.name} is missing; run `jupytext --set-formats ipynb,md:myst {notebook}`"
+    assert twin.exists(), (
+        f"{twin.name} is missing; run `jupytext --set-formats ipynb,md:myst {notebook}`"
+    )
     assert _cells(notebook) == _cells(twin), (
         f"{notebook.name} and {twin.name} differ. Edit one, then copy it over the other with "
         f"`jupytext --to ipynb --update {twin}` (or `--to md:myst {notebook}`), and re-execute."

@@ -37,7 +37,9 @@ def export_all(lib_path: Path) -> list[Path]:
     if written:
         ruff = [sys.executable, "-m", "ruff"]
         quiet = {"check": True, "capture_output": True}
-        subprocess.run([*ruff, "check", "--fix-only", "--select", "I,F401", *map(str, written)], **quiet)
+        subprocess.run(
+            [*ruff, "check", "--fix-only", "--select", "I,F401", *map(str, written)], **quiet
+        )
         subprocess.run([*ruff, "format", *map(str, written)], **quiet)
     return written
 
@@ -59,7 +61,11 @@ def check() -> int:
         if fresh:
             ruff = [sys.executable, "-m", "ruff"]
             files = list(map(str, fresh))
-            subprocess.run([*ruff, "check", "--fix-only", "--select", "I,F401", *files], check=True, capture_output=True)
+            subprocess.run(
+                [*ruff, "check", "--fix-only", "--select", "I,F401", *files],
+                check=True,
+                capture_output=True,
+            )
             subprocess.run([*ruff, "format", *files], check=True, capture_output=True)
         problems = []
         for mod in fresh:
@@ -69,7 +75,10 @@ def check() -> int:
             elif not filecmp.cmp(mod, committed, shallow=False):
                 problems.append(f"{committed.relative_to(ROOT)} differs from its notebook's export")
         stale = generated_modules(LIB) - {p.name for p in fresh}
-        problems += [f"src/transformer_tutorial/{name} is generated but no notebook exports it" for name in sorted(stale)]
+        problems += [
+            f"src/transformer_tutorial/{name} is generated but no notebook exports it"
+            for name in sorted(stale)
+        ]
     for p in problems:
         print(p)
     if problems:

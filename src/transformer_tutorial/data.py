@@ -111,7 +111,9 @@ def multi30k_files(
         ``{"de": Path, "en": Path}``.
     """
     if split not in MULTI30K_SPLITS:
-        raise ValueError(f"Unknown Multi30k split {split!r}; choose one of {sorted(MULTI30K_SPLITS)}.")
+        raise ValueError(
+            f"Unknown Multi30k split {split!r}; choose one of {sorted(MULTI30K_SPLITS)}."
+        )
     stem = MULTI30K_SPLITS[split]
     dirs = _candidate_dirs(data_dir)
     found = {lang: _find(stem, lang, dirs) for lang in ("de", "en")}
