@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import http.client
 import os
 import tempfile
 import urllib.request
@@ -122,7 +123,8 @@ def multi30k_files(
         try:
             for lang in missing:
                 found[lang] = _download(f"{stem}.{lang}.gz", cache_dir() / "multi30k")
-        except OSError as err:  # URLError, timeouts and hash mismatches are all OSErrors
+        # URLError, timeouts and bad hashes are OSErrors; a reply cut off mid-way is an HTTPException.
+        except (OSError, http.client.HTTPException) as err:
             raise DataNotFoundError(
                 _missing_message(split, dirs, f"downloading failed ({err})")
             ) from None
