@@ -4,6 +4,7 @@ Uses nbdev's exporter (the notebook names its module with `#| default_exp <modul
 the result with ruff so that the committed modules pass `ruff format --check`.
 
     python tools/export.py                 # every notebook in book/
+    python tools/export.py book/06_x.ipynb # only these notebooks
     python tools/export.py --check         # exit 1 if a committed module differs from its export
 """
 
@@ -24,12 +25,12 @@ BOOK = ROOT / "book"
 LIB = ROOT / "src" / "transformer_tutorial"
 
 
-def export_all(lib_path: Path) -> list[Path]:
-    """Export every chapter notebook into ``lib_path``; return the modules written."""
+def export_all(lib_path: Path, notebooks: list[Path] | None = None) -> list[Path]:
+    """Export the chapter notebooks (default: all) into ``lib_path``; return the modules written."""
     lib_path.mkdir(parents=True, exist_ok=True)
     before = set(lib_path.glob("*.py"))
     stamps = {p: p.stat().st_mtime_ns for p in before}
-    for nb in sorted(BOOK.glob("[0-9]*.ipynb")):
+    for nb in notebooks or sorted(BOOK.glob("[0-9]*.ipynb")):
         nb_export(str(nb), lib_path=str(lib_path))
     written = [
         p for p in lib_path.glob("*.py") if p not in stamps or p.stat().st_mtime_ns != stamps[p]
@@ -88,11 +89,12 @@ def check() -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="*", type=Path, help="default: every chapter")
     parser.add_argument("--check", action="store_true", help="only compare, write nothing")
     args = parser.parse_args()
     if args.check:
         return check()
-    for path in export_all(LIB):
+    for path in export_all(LIB, [p.resolve() for p in args.notebooks]):
         print(f"wrote {path.relative_to(ROOT)}")
     return 0
 
