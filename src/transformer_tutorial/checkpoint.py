@@ -1,0 +1,349 @@
+"""Checkpoints: save and load a model with everything needed to use it or to resume training.
+
+Hand-written (not generated from a notebook).
+
+A checkpoint is a directory::
+
+    step-000120/
+        model.safetensors   the weights (safetensors: plain tensors, no code is ever unpickled)
+        config.json         the TransformerConfig, as JSON
+        tokenizer.json      the tokenizer, in the `tokenizers` library's own format
+        state.pt            optimizer, scheduler, grad-scaler state and the data position
+                            (read with torch.load(weights_only=True): tensors and plain values only)
+        meta.json           step, epoch, batch position and anything else the trainer records
+
+A run keeps its checkpoints in ``<run>/checkpoints/`` and names the newest complete one in the
+file ``<run>/checkpoints/latest``.
+
+Writing is atomic. Each checkpoint is written into a temporary directory beside its final place;
+every file and the directory are flushed to disk (``fsync``) before one ``os.replace`` gives the
+directory its name, and only then is ``latest`` replaced (again: temporary file, ``fsync``,
+``os.replace``). A process killed at any moment leaves either the old ``latest`` or the new one,
+never a half-written checkpoint under a final name; leftover temporary directories are ignored
+and removed by the next save.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_model
+from tokenizers import Tokenizer
+from torch import nn
+
+from .transformer import Transformer, TransformerConfig
+
+MODEL_FILE = "model.safetensors"
+CONFIG_FILE = "config.json"
+TOKENIZER_FILE = "tokenizer.json"
+STATE_FILE = "state.pt"
+META_FILE = "meta.json"
+LATEST = "latest"
+REQUIRED_FILES = (MODEL_FILE, CONFIG_FILE, TOKENIZER_FILE)
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint is missing, incomplete, corrupt or does not fit its config; the message says
+    which file and what to do."""
+
+
+def _fsync_dir(path: Path) -> None:
+    """Flush a directory entry to disk (the rename itself), where the platform allows it."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # e.g. Windows cannot open directories
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _fsync_file(path: Path) -> None:
+    with open(path, "rb") as f:
+        os.fsync(f.fileno())
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` by ``text`` so that readers see the old or the new content, never a mix."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def config_to_json(config: TransformerConfig) -> str:
+    return json.dumps(dataclasses.asdict(config), indent=2, sort_keys=True)
+
+
+def config_from_json(text: str) -> TransformerConfig:
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError("config.json must hold a JSON object")
+    known = {f.name for f in dataclasses.fields(TransformerConfig)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ValueError(f"config.json has fields this version does not know: {unknown}")
+    return TransformerConfig(**data)
+
+
+def _unwrap(model: nn.Module) -> nn.Module:
+    """The plain model inside a DistributedDataParallel or torch.compile wrapper."""
+    while True:
+        if hasattr(model, "module") and isinstance(model.module, nn.Module):
+            model = model.module
+        elif hasattr(model, "_orig_mod") and isinstance(model._orig_mod, nn.Module):
+            model = model._orig_mod
+        else:
+            return model
+
+
+def save_checkpoint(
+    directory: str | os.PathLike,
+    model: nn.Module,
+    config: TransformerConfig,
+    tokenizer: Tokenizer,
+    *,
+    step: int,
+    training_state: dict[str, Any] | None = None,
+    meta: dict[str, Any] | None = None,
+    keep_last: int | None = 2,
+) -> Path:
+    """Write ``<directory>/step-<step>/`` atomically and point ``<directory>/latest`` at it.
+
+    Args:
+        directory: the run's checkpoint folder (created if needed).
+        model: the model (DDP / compiled wrappers are unwrapped).
+        config, tokenizer: saved beside the weights, so the checkpoint is self-contained.
+        step: the number of optimizer updates done; names the checkpoint.
+        training_state: state dicts to resume exactly, e.g.
+            ``{"optimizer": opt.state_dict(), "scheduler": sched.state_dict()}``; tensors and
+            plain Python values only.
+        meta: small JSON-serialisable facts (epoch, position in the epoch, seed, ...).
+        keep_last: remove older ``step-*`` checkpoints beyond this many (``None``: keep all).
+
+    Returns:
+        The path of the new checkpoint directory.
+    """
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    name = f"step-{step:06d}"
+    final = directory / name
+    tmp = Path(tempfile.mkdtemp(dir=directory, prefix=f".{name}."))
+    try:
+        save_model(_unwrap(model), str(tmp / MODEL_FILE))
+        (tmp / CONFIG_FILE).write_text(config_to_json(config), encoding="utf-8")
+        tokenizer.save(str(tmp / TOKENIZER_FILE))
+        if training_state is not None:
+            torch.save(training_state, tmp / STATE_FILE)
+        (tmp / META_FILE).write_text(
+            json.dumps({"step": step, **(meta or {})}, indent=2, sort_keys=True), encoding="utf-8"
+        )
+        _test_hook_crash_while_writing(step)
+        for f in tmp.iterdir():
+            _fsync_file(f)
+        _fsync_dir(tmp)
+        if final.exists():  # the same step saved again (e.g. after a resume): replace it
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    _fsync_dir(directory)
+    write_text_atomic(directory / LATEST, name + "\n")
+    _cleanup(directory, keep_last)
+    return final
+
+
+def _test_hook_crash_while_writing(step: int) -> None:
+    """For the tests: die with SIGKILL in the middle of writing the checkpoint of this step."""
+    target = os.environ.get("TRANSFORMER_TUTORIAL_TEST_KILL_WHILE_SAVING")
+    if target is not None and int(target) == step:
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _cleanup(directory: Path, keep_last: int | None) -> None:
+    for leftover in directory.glob(".step-*"):  # temporary directories of killed saves
+        shutil.rmtree(leftover, ignore_errors=True)
+    if keep_last is None:
+        return
+    complete = sorted(p for p in directory.glob("step-*") if p.is_dir())
+    latest = latest_checkpoint(directory)
+    for old in complete[:-keep_last]:
+        if old != latest:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def latest_checkpoint(directory: str | os.PathLike) -> Path | None:
+    """The newest complete checkpoint in a checkpoint folder, or ``None`` if there is none.
+
+    Reads ``latest``; when that file is missing or names a directory that is gone, falls back to
+    the highest-numbered ``step-*`` directory that has all its files.
+    """
+    directory = Path(directory)
+    pointer = directory / LATEST
+    if pointer.is_file():
+        candidate = directory / pointer.read_text(encoding="utf-8").strip()
+        if candidate.name.startswith("step-") and _is_complete(candidate):
+            return candidate
+    complete = sorted(p for p in directory.glob("step-*") if _is_complete(p))
+    return complete[-1] if complete else None
+
+
+def _is_complete(path: Path) -> bool:
+    return path.is_dir() and all((path / f).is_file() for f in (*REQUIRED_FILES, META_FILE))
+
+
+def resolve_checkpoint(path: str | os.PathLike) -> Path:
+    """Find the checkpoint meant by ``path``: a checkpoint directory itself, a run's
+    ``checkpoints/`` folder (its latest), or a run directory (the latest of its ``checkpoints/``)."""
+    path = Path(path)
+    if not path.exists():
+        raise CheckpointError(
+            f"checkpoint {path} does not exist; give a checkpoint directory (with {MODEL_FILE}), "
+            "or a run directory written by `python -m transformer_tutorial.train`."
+        )
+    if path.is_file():
+        if path.name in (MODEL_FILE, CONFIG_FILE, TOKENIZER_FILE):
+            return resolve_checkpoint(path.parent)
+        raise CheckpointError(
+            f"{path} is a file; give the checkpoint directory that holds {', '.join(REQUIRED_FILES)}."
+        )
+    if (path / MODEL_FILE).exists() or (path / CONFIG_FILE).exists():
+        return path
+    for folder in (path, path / "checkpoints"):
+        found = latest_checkpoint(folder) if folder.is_dir() else None
+        if found is not None:
+            return found
+    raise CheckpointError(
+        f"{path} holds no checkpoint: no {MODEL_FILE} in it and no complete step-* directory "
+        f"in it or in {path / 'checkpoints'}."
+    )
+
+
+def load_checkpoint(
+    path: str | os.PathLike, device: torch.device | str = "cpu"
+) -> tuple[Transformer, TransformerConfig, Tokenizer, dict[str, Any]]:
+    """Load a checkpoint for use: the model (in eval mode, on ``device``), its config, its
+    tokenizer and its ``meta.json``.
+
+    Raises:
+        CheckpointError: with a message for people when a file is missing or unreadable, or when the
+            weights do not fit the stored config.
+    """
+    ckpt = resolve_checkpoint(path)
+    missing = [f for f in REQUIRED_FILES if not (ckpt / f).is_file()]
+    if missing:
+        raise CheckpointError(
+            f"checkpoint {ckpt} is incomplete: {', '.join(missing)} missing. "
+            "Use a complete checkpoint (the trainer writes them atomically; pick another step-*)."
+        )
+    try:
+        config = config_from_json((ckpt / CONFIG_FILE).read_text(encoding="utf-8"))
+    except (ValueError, TypeError, UnicodeDecodeError) as err:
+        raise CheckpointError(f"{ckpt / CONFIG_FILE} is not a valid model config: {err}") from None
+    try:
+        tokenizer = Tokenizer.from_file(str(ckpt / TOKENIZER_FILE))
+    except Exception as err:  # the tokenizers library raises a bare Exception on bad JSON
+        raise CheckpointError(f"{ckpt / TOKENIZER_FILE} is not a valid tokenizer: {err}") from None
+    model = Transformer(config)
+    load_weights(model, ckpt / MODEL_FILE)
+    meta: dict[str, Any] = {}
+    if (ckpt / META_FILE).is_file():
+        try:
+            meta = json.loads((ckpt / META_FILE).read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            meta = {}
+    if tokenizer.get_vocab_size() > min(config.src_vocab_size, config.tgt_vocab_size):
+        raise CheckpointError(
+            f"the tokenizer of {ckpt} has {tokenizer.get_vocab_size()} tokens but the model only "
+            f"{min(config.src_vocab_size, config.tgt_vocab_size)}; they belong to different runs."
+        )
+    return model.to(device).eval(), config, tokenizer, meta
+
+
+def load_weights(model: nn.Module, path: str | os.PathLike) -> None:
+    """Copy the tensors of a ``model.safetensors`` file into ``model``, checking names and shapes.
+
+    Tied parameters (one tensor under several names, e.g. shared embeddings) are stored once;
+    every name that is missing from the file must be such an alias.
+    """
+    path = Path(path)
+    try:
+        tensors = load_file(str(path))
+    except (SafetensorError, OSError, ValueError) as err:
+        raise CheckpointError(
+            f"{path} is not a readable safetensors file ({err}); the checkpoint is corrupt, use "
+            "another one."
+        ) from None
+    model = _unwrap(model)
+    own = model.state_dict()
+    unexpected = sorted(set(tensors) - set(own))
+    wrong = [
+        f"{name}: file {tuple(t.shape)}, model {tuple(own[name].shape)}"
+        for name, t in tensors.items()
+        if name in own and own[name].shape != t.shape
+    ]
+    if unexpected or wrong:
+        detail = "; ".join(wrong[:3] + [f"unexpected {n}" for n in unexpected[:3]])
+        raise CheckpointError(
+            f"the weights in {path} do not fit the model built from its config ({detail}). "
+            "The config.json and model.safetensors come from different models; use the files "
+            "of one checkpoint together."
+        )
+    # Names missing from the file must be aliases of a stored tensor (tied weights).
+    ids = {}
+    for name, p in model.named_parameters(remove_duplicate=False):
+        ids.setdefault(id(p), []).append(name)
+    stored_aliases = {
+        n for names in ids.values() if any(x in tensors for x in names) for n in names
+    }
+    missing = sorted(set(own) - set(tensors) - stored_aliases)
+    if missing:
+        raise CheckpointError(
+            f"{path} lacks weights for {missing[:3]}{' ...' if len(missing) > 3 else ''}; "
+            "the checkpoint does not fit its config."
+        )
+    with torch.no_grad():
+        params = dict(model.named_parameters(remove_duplicate=False))
+        buffers = dict(model.named_buffers(remove_duplicate=False))
+        for name, t in tensors.items():
+            target = params.get(name, buffers.get(name))
+            if target is not None:
+                target.copy_(t)
+
+
+def load_training_state(checkpoint: str | os.PathLike) -> dict[str, Any]:
+    """The ``state.pt`` of a checkpoint (optimizer, scheduler, ...), read with
+    ``weights_only=True`` so that no arbitrary object is ever unpickled."""
+    path = Path(checkpoint) / STATE_FILE
+    if not path.is_file():
+        raise CheckpointError(f"{path} is missing; this checkpoint cannot resume training.")
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # corrupt or truncated pickle
+        raise CheckpointError(f"{path} cannot be read ({err}); use another checkpoint.") from None
+
+
+def read_meta(checkpoint: str | os.PathLike) -> dict[str, Any]:
+    return json.loads((Path(checkpoint) / META_FILE).read_text(encoding="utf-8"))

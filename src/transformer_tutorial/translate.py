@@ -1,0 +1,122 @@
+"""Translate German sentences with a trained checkpoint, from the command line.
+
+Hand-written (not generated from a notebook).
+
+Usage::
+
+    python -m transformer_tutorial.translate --checkpoint runs/tiny "Ein Hund läuft im Schnee."
+    python -m transformer_tutorial.translate --checkpoint runs/tiny --beam-size 4 < german.txt
+
+Sentences come from the arguments or, when there are none, from standard input, one per line.
+The output has one line per input line, in the same order; an empty input line gives an empty
+output line. Sentences are decoded in batches (sorted by length), with the key/value cache, by
+greedy search (``--beam-size 1``, the default) or beam search.
+
+Bad input never produces a traceback: a missing, corrupt or mismatched checkpoint, or standard
+input that is not UTF-8, ends with a message on standard error and exit status 2. A line longer
+than the model's position table is cut to fit, with a warning on standard error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import torch
+
+from .checkpoint import CheckpointError, load_checkpoint
+from .decoding import translate
+from .training import encode
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m transformer_tutorial.translate",
+        description="Translate German to English with a checkpoint written by "
+        "`python -m transformer_tutorial.train`.",
+    )
+    p.add_argument(
+        "--checkpoint",
+        required=True,
+        help="a run directory, its checkpoints/ folder, or one step-* checkpoint",
+    )
+    p.add_argument("sentences", nargs="*", help="German sentences (default: read standard input)")
+    p.add_argument("--beam-size", type=int, default=1, help="1 = greedy search")
+    p.add_argument("--length-penalty", type=float, default=0.6)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--device", choices=["auto", "cuda", "mps", "cpu"], default="auto")
+    return p
+
+
+def read_stdin() -> list[str]:
+    """Lines of standard input, decoded strictly as UTF-8 (a bad byte is an error, not a '?')."""
+    data = sys.stdin.buffer.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise ValueError(
+            f"standard input is not valid UTF-8: byte 0x{data[err.start]:02x} on line {line} "
+            f"cannot be decoded. Convert the file first, e.g. `iconv -f latin1 -t utf-8`."
+        ) from None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the newline that ends the last line does not start another
+    return [line.removesuffix("\r") for line in lines]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.beam_size < 1 or args.batch_size < 1:
+            raise ValueError("--beam-size and --batch-size must be at least 1.")
+        from .train import pick_device
+
+        device = pick_device(args.device)
+        model, config, tokenizer, _ = load_checkpoint(args.checkpoint, device=device)
+        if args.beam_size > config.tgt_vocab_size:
+            raise ValueError(
+                f"--beam-size must not exceed the vocabulary ({config.tgt_vocab_size})."
+            )
+        lines = args.sentences if args.sentences else read_stdin()
+        stripped = [line.strip() for line in lines]
+        todo = [i for i, line in enumerate(stripped) if line]
+        limit = config.max_len - 1  # one position is kept for EOS
+        for i, ids in zip(todo, encode(tokenizer, [stripped[i] for i in todo]), strict=True):
+            if len(ids) > limit:
+                print(
+                    f"warning: line {i + 1} has {len(ids)} tokens; the model reads at most "
+                    f"{limit}, so it was cut to its first {limit} tokens.",
+                    file=sys.stderr,
+                )
+        with torch.inference_mode():
+            outputs = (
+                translate(
+                    model,
+                    tokenizer,
+                    [stripped[i] for i in todo],
+                    beam_size=args.beam_size,
+                    length_penalty=args.length_penalty,
+                    batch_size=args.batch_size,
+                )
+                if todo
+                else []
+            )
+    except (CheckpointError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    result = [""] * len(lines)
+    for i, text in zip(todo, outputs, strict=True):
+        result[i] = text
+    try:
+        sys.stdout.write("".join(line + "\n" for line in result))
+        sys.stdout.flush()
+    except BrokenPipeError:  # e.g. piped into `head`
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,228 @@
+"""Tests of transformer_tutorial.checkpoint: round trip, atomic writes, clear errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+
+from transformer_tutorial.checkpoint import (
+    CheckpointError,
+    latest_checkpoint,
+    load_checkpoint,
+    load_training_state,
+    load_weights,
+    resolve_checkpoint,
+    save_checkpoint,
+)
+from transformer_tutorial.training import (
+    LabelSmoothingLoss,
+    collate,
+    make_optimizer,
+    noam_scheduler,
+    train_step,
+    train_tokenizer,
+)
+from transformer_tutorial.transformer import Transformer, TransformerConfig
+
+TEXTS = ["Ein Hund läuft.", "A dog runs.", "Zwei Kinder spielen.", "Two children play."] * 10
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return train_tokenizer(TEXTS, vocab_size=60, min_frequency=1)
+
+
+def tiny_config(tokenizer, **overrides) -> TransformerConfig:
+    V = tokenizer.get_vocab_size()
+    fields = dict(
+        src_vocab_size=V, tgt_vocab_size=V, d_model=16, num_heads=2, num_encoder_layers=1,
+        num_decoder_layers=1, d_ff=32, dropout=0.0, max_len=32, share_embeddings=True,
+    )  # fmt: skip
+    return TransformerConfig(**(fields | overrides))
+
+
+def trained_model(tokenizer, config):
+    torch.manual_seed(0)
+    model = Transformer(config)
+    optimizer = make_optimizer(model, lr=1.0)
+    scheduler = noam_scheduler(optimizer, d_model=config.d_model, warmup=4)
+    batch = collate([([5, 6, 7], [8, 9]), ([10, 11], [12, 13, 14])])
+    for _ in range(3):
+        train_step(model, batch, LabelSmoothingLoss(0.1), optimizer, scheduler)
+    return model, optimizer, scheduler, batch
+
+
+def test_round_trip_restores_model_optimizer_and_scheduler(tmp_path, tokenizer):
+    config = tiny_config(tokenizer)
+    model, optimizer, scheduler, batch = trained_model(tokenizer, config)
+    path = save_checkpoint(
+        tmp_path, model, config, tokenizer, step=3,
+        training_state={"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict()},
+        meta={"epoch": 0, "batch_in_epoch": 3},
+    )  # fmt: skip
+    assert path == tmp_path / "step-000003"
+    assert latest_checkpoint(tmp_path) == path
+    assert sorted(p.name for p in path.iterdir()) == [
+        "config.json", "meta.json", "model.safetensors", "state.pt", "tokenizer.json"
+    ]  # fmt: skip
+    loaded, loaded_config, loaded_tok, meta = load_checkpoint(tmp_path)
+    assert loaded_config == config and meta["step"] == 3 and meta["epoch"] == 0
+    assert loaded_tok.to_str() == tokenizer.to_str()
+    for (name, a), (_, b) in zip(
+        model.state_dict().items(), loaded.state_dict().items(), strict=True
+    ):
+        assert torch.equal(a, b), name
+    # Shared embeddings stay one tensor after loading.
+    assert loaded.output.weight is loaded.src_embed.embedding.weight
+    # The training state resumes exactly: one more step from the copy equals one more step here.
+    state = load_training_state(path)
+    optimizer2 = make_optimizer(loaded, lr=1.0)
+    scheduler2 = noam_scheduler(optimizer2, d_model=config.d_model, warmup=4)
+    optimizer2.load_state_dict(state["optimizer"])
+    scheduler2.load_state_dict(state["scheduler"])
+    loss = LabelSmoothingLoss(0.1)
+    r1 = train_step(model, batch, loss, optimizer, scheduler)
+    r2 = train_step(loaded.train(), batch, loss, optimizer2, scheduler2)
+    assert r1["lr"] == r2["lr"] and r1["loss"] == r2["loss"]
+    for a, b in zip(model.parameters(), loaded.parameters(), strict=True):
+        assert torch.equal(a, b)
+
+
+def test_latest_pointer_and_pruning(tmp_path, tokenizer):
+    config = tiny_config(tokenizer)
+    model = Transformer(config)
+    for step in (1, 2, 3, 4):
+        save_checkpoint(tmp_path, model, config, tokenizer, step=step, keep_last=2)
+    assert sorted(p.name for p in tmp_path.glob("step-*")) == ["step-000003", "step-000004"]
+    assert (tmp_path / "latest").read_text().strip() == "step-000004"
+    # A leftover temporary directory (a killed save) is ignored, then cleaned up by the next save.
+    (tmp_path / ".step-000005.abc").mkdir()
+    assert latest_checkpoint(tmp_path).name == "step-000004"
+    save_checkpoint(tmp_path, model, config, tokenizer, step=5, keep_last=2)
+    assert not list(tmp_path.glob(".step-*"))
+    # Without the pointer, the highest complete step wins.
+    (tmp_path / "latest").unlink()
+    assert latest_checkpoint(tmp_path).name == "step-000005"
+
+
+def test_resolve_accepts_run_dir_checkpoint_dir_and_step_dir(tmp_path, tokenizer):
+    config = tiny_config(tokenizer)
+    path = save_checkpoint(
+        tmp_path / "run" / "checkpoints", Transformer(config), config, tokenizer, step=7
+    )
+    for given in (
+        tmp_path / "run",
+        tmp_path / "run" / "checkpoints",
+        path,
+        path / "model.safetensors",
+    ):
+        assert resolve_checkpoint(given) == path
+    with pytest.raises(CheckpointError, match="does not exist"):
+        resolve_checkpoint(tmp_path / "nowhere")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(CheckpointError, match="holds no checkpoint"):
+        resolve_checkpoint(tmp_path / "empty")
+
+
+def test_a_crash_while_saving_leaves_the_previous_checkpoint(tmp_path, tokenizer):
+    """SIGKILL in the middle of writing step 2: `latest` still names step 1, which loads."""
+    config = tiny_config(tokenizer)
+    tokenizer.save(str(tmp_path / "tok.json"))
+    (tmp_path / "config.json").write_text(json.dumps(config.__dict__))
+    script = textwrap.dedent(
+        f"""
+        import json, torch
+        from tokenizers import Tokenizer
+        from transformer_tutorial.checkpoint import save_checkpoint
+        from transformer_tutorial.transformer import Transformer, TransformerConfig
+        config = TransformerConfig(**json.load(open({str(tmp_path / "config.json")!r})))
+        tok = Tokenizer.from_file({str(tmp_path / "tok.json")!r})
+        model = Transformer(config)
+        save_checkpoint({str(tmp_path / "ckpt")!r}, model, config, tok, step=1)
+        save_checkpoint({str(tmp_path / "ckpt")!r}, model, config, tok, step=2)
+        """
+    )
+    env = os.environ | {"TRANSFORMER_TUTORIAL_TEST_KILL_WHILE_SAVING": "2", "OMP_NUM_THREADS": "1"}
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True)
+    assert result.returncode == -signal.SIGKILL, result.stderr.decode()
+    ckpt = tmp_path / "ckpt"
+    assert (ckpt / "latest").read_text().strip() == "step-000001"
+    assert not (ckpt / "step-000002").exists()
+    assert list(ckpt.glob(".step-000002.*"))  # the half-written temporary directory
+    assert latest_checkpoint(ckpt).name == "step-000001"
+    load_checkpoint(ckpt)  # loads without error
+
+
+def test_corrupt_and_mismatched_checkpoints_give_clear_errors(tmp_path, tokenizer):
+    config = tiny_config(tokenizer)
+    good = save_checkpoint(tmp_path / "a", Transformer(config), config, tokenizer, step=1)
+
+    # Weights that do not fit the stored config.
+    bigger = tiny_config(tokenizer, d_model=32)
+    wrong = save_checkpoint(tmp_path / "b", Transformer(bigger), config, tokenizer, step=1)
+    with pytest.raises(CheckpointError, match="do not fit"):
+        load_checkpoint(wrong)
+    # A config with fewer layers than the weights have.
+    deeper = tiny_config(tokenizer, num_encoder_layers=2)
+    extra = save_checkpoint(tmp_path / "c", Transformer(deeper), config, tokenizer, step=1)
+    with pytest.raises(CheckpointError, match="unexpected"):
+        load_checkpoint(extra)
+    shallow = save_checkpoint(tmp_path / "d", Transformer(config), deeper, tokenizer, step=1)
+    with pytest.raises(CheckpointError, match="lacks weights"):
+        load_checkpoint(shallow)
+
+    # A truncated weights file.
+    data = (good / "model.safetensors").read_bytes()
+    (good / "model.safetensors").write_bytes(data[: len(data) // 2])
+    with pytest.raises(CheckpointError, match="safetensors"):
+        load_checkpoint(good)
+    (good / "model.safetensors").write_bytes(b"not a checkpoint at all")
+    with pytest.raises(CheckpointError, match="safetensors"):
+        load_weights(Transformer(config), good / "model.safetensors")
+
+    # A broken config and a broken tokenizer.
+    ok = save_checkpoint(tmp_path / "e", Transformer(config), config, tokenizer, step=1)
+    (ok / "config.json").write_text("{ not json")
+    with pytest.raises(CheckpointError, match="config"):
+        load_checkpoint(ok)
+    (ok / "config.json").write_text(json.dumps({"src_vocab_size": 10, "colour": "red"}))
+    with pytest.raises(CheckpointError, match="colour"):
+        load_checkpoint(ok)
+    ok2 = save_checkpoint(tmp_path / "f", Transformer(config), config, tokenizer, step=1)
+    (ok2 / "tokenizer.json").write_text("[]")
+    with pytest.raises(CheckpointError, match="tokenizer"):
+        load_checkpoint(ok2)
+    (ok2 / "model.safetensors").unlink()
+    with pytest.raises(CheckpointError, match="incomplete"):
+        load_checkpoint(ok2)
+
+
+class Evil:
+    def __reduce__(self):
+        return (os.system, ("echo pwned",))
+
+
+def test_training_state_is_never_unpickled_as_arbitrary_objects(tmp_path, tokenizer):
+    config = tiny_config(tokenizer)
+    path = save_checkpoint(
+        tmp_path,
+        Transformer(config),
+        config,
+        tokenizer,
+        step=1,
+        training_state={"x": torch.ones(2)},
+    )
+    assert torch.equal(load_training_state(path)["x"], torch.ones(2))
+    torch.save({"x": Evil()}, path / "state.pt")
+    with pytest.raises(CheckpointError, match="cannot be read"):
+        load_training_state(path)
+    (path / "state.pt").unlink()
+    with pytest.raises(CheckpointError, match="cannot resume"):
+        load_training_state(path)
