@@ -209,6 +209,17 @@ def test_cached_decoding_equals_recomputing_the_prefix(norm_first, chunk):
     torch.testing.assert_close(torch.cat(steps, dim=1), full, atol=1e-5, rtol=1e-5)
 
 
+def test_last_only_projects_the_last_position():
+    model = make_model().eval()
+    src, tgt = padded_batch()
+    with torch.no_grad():
+        memory = model.encode(src)
+        full = model.decode(tgt, memory, src)
+        last = model.decode(tgt, memory, src, last_only=True)
+    assert last.shape == (3, 1, 29)
+    torch.testing.assert_close(last, full[:, -1:], atol=1e-6, rtol=1e-6)
+
+
 def test_cache_reorder_follows_the_batch_rows():
     model = make_model().eval()
     src, tgt = padded_batch()

@@ -532,7 +532,12 @@ class Transformer(nn.Module):
         return self.encoder(x, key_padding_mask(src, self.config.pad_id))  # (B, S, D)
 
     def decode(
-        self, tgt: Tensor, memory: Tensor, src: Tensor, cache: KVCache | None = None
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        src: Tensor,
+        cache: KVCache | None = None,
+        last_only: bool = False,
     ) -> Tensor:
         """Next-token logits at every target position, given the encoder's memory.
 
@@ -543,6 +548,8 @@ class Transformer(nn.Module):
             src: the source token ids (for the source padding mask).
             cache: a ``KVCache`` from ``new_cache()``, updated in place; ``None`` recomputes
                 every position.
+            last_only: project only the last position to the vocabulary (all a decoding step
+                needs); the result then has ``T = 1``.
 
         Shape:
             tgt ``(B, T)``, memory ``(B, S, D)``, src ``(B, S)``; returns logits ``(B, T, V)``.
@@ -569,6 +576,8 @@ class Transformer(nn.Module):
                 tokens, pad
             )  # (B, 1, T, L)
         h = self.decoder(x, memory, tgt_mask, src_mask, cache)  # (B, T, D)
+        if last_only:
+            h = h[:, -1:]  # (B, 1, D)
         return self.output(h)  # (B, T, V)
 
     def forward(self, src: Tensor, tgt: Tensor) -> Tensor:
