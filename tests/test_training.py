@@ -211,7 +211,8 @@ def test_label_smoothing_equals_pytorch_values_and_gradients(smoothing, B, T, V,
     )
     ours.backward()
     ref.backward()
-    torch.testing.assert_close(ours.double(), ref)
+    assert ours.dtype == ref.dtype == torch.float64
+    torch.testing.assert_close(ours, ref)
     torch.testing.assert_close(ours_in.grad, ref_in.grad)
 
 
@@ -320,8 +321,8 @@ def test_train_step_lowers_the_loss_and_clips():
     assert records[0]["tokens"] == batch.n_tokens
 
 
-def test_normalizer_makes_split_batches_sum_to_the_global_gradient():
-    """What DDP relies on: each shard divides by the global token count, and the gradients add up."""
+def test_normalizer_makes_shard_gradients_average_to_the_global_gradient():
+    """What DDP relies on: W processes each divide by (global tokens / W); DDP averages."""
     torch.manual_seed(0)
     pairs = _toy_pairs(16)
     model = TinySeq2Seq()
@@ -330,12 +331,15 @@ def test_normalizer_makes_split_batches_sum_to_the_global_gradient():
     opt = torch.optim.SGD(model.parameters(), lr=0.0)  # lr 0: look at gradients only
     train_step(model, whole, criterion, opt, clip_norm=None)
     full_grads = [p.grad.clone() for p in model.parameters()]
-    summed = [torch.zeros_like(g) for g in full_grads]
-    for shard in (pairs[0::2], pairs[1::2]):
-        train_step(model, collate(shard), criterion, opt, clip_norm=None, normalizer=whole.n_tokens)
-        for acc, p in zip(summed, model.parameters(), strict=True):
-            acc += p.grad
-    for a, b in zip(summed, full_grads, strict=True):
+    W = 2
+    averaged = [torch.zeros_like(g) for g in full_grads]
+    for shard in (pairs[0::W], pairs[1::W]):
+        train_step(
+            model, collate(shard), criterion, opt, clip_norm=None, normalizer=whole.n_tokens / W
+        )
+        for acc, p in zip(averaged, model.parameters(), strict=True):
+            acc += p.grad / W
+    for a, b in zip(averaged, full_grads, strict=True):
         torch.testing.assert_close(a, b)
 
 

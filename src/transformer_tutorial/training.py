@@ -46,6 +46,7 @@ PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
 SPECIAL_TOKENS = ["<pad>", "<unk>", "<bos>", "<eos>"]
 
 
+# %% ../../book/14_training.ipynb #57248332
 def train_tokenizer(
     texts: Iterable[str], vocab_size: int = 8000, min_frequency: int = 2
 ) -> Tokenizer:
@@ -269,7 +270,9 @@ class LabelSmoothingLoss(nn.Module):
                 f"logits {tuple(logits.shape)} must be target {tuple(target.shape)} plus a "
                 "vocabulary dimension, e.g. (B, T, V) and (B, T)."
             )
-        log_probs = F.log_softmax(logits.float(), dim=-1)  # (*, V), float32 even under autocast
+        if logits.dtype in (torch.float16, torch.bfloat16):
+            logits = logits.float()  # the loss in float32 even when the model runs in 16 bits
+        log_probs = F.log_softmax(logits, dim=-1)  # (*, V)
         keep = target != self.ignore_index  # (*)
         safe = target.masked_fill(~keep, 0)  # any valid id; these positions are zeroed below
         nll = -log_probs.gather(-1, safe.unsqueeze(-1)).squeeze(-1)  # (*)
@@ -314,7 +317,7 @@ def noam_scheduler(
     return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
 
 
-# %% ../../book/14_training.ipynb #6a11d8a9
+# %% ../../book/14_training.ipynb #3b5903bc
 def train_step(
     model: nn.Module,
     batch: Batch,
@@ -334,9 +337,10 @@ def train_step(
         criterion: a loss averaged over the non-padding targets (``LabelSmoothingLoss``).
         optimizer, scheduler: the scheduler (if any) steps once per update.
         clip_norm: rescale the gradient when its global L2 norm exceeds this (``None``: never).
-        normalizer: divide the summed loss by this token count instead of the batch's own; with
-            several processes pass the token count of the *global* batch, so that averaging the
-            gradients over processes gives the gradient of the global batch.
+        normalizer: divide the summed loss by this instead of the batch's own token count. With
+            ``W`` processes under DistributedDataParallel, which *averages* their gradients, pass
+            (target tokens of the global batch) / ``W``: the average is then the gradient of the
+            global batch's mean loss.
         amp_dtype: run the forward pass under ``torch.autocast`` with this dtype (bf16 or fp16).
         scaler: a ``GradScaler`` for fp16 (scales the loss so small gradients do not underflow).
 
@@ -420,9 +424,9 @@ def train_loop(
     step, epoch, start = 0, 0, time.perf_counter()
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from tqdm import tqdm
 
-        bar = tqdm(total=max_steps, desc="training", unit="step")
+        bar = tqdm(total=max_steps, desc="training", unit="step", mininterval=5.0)
     while step < max_steps:
         for indices in token_budget_batches(pairs, max_tokens, shuffle=True, seed=seed + epoch):
             batch = collate([pairs[i] for i in indices]).to(device)
@@ -438,7 +442,9 @@ def train_loop(
                 callback(record)
             if bar is not None:
                 bar.update(1)
-                bar.set_postfix(loss=f"{record['loss']:.3f}", lr=f"{record['lr']:.2e}")
+                bar.set_postfix(
+                    loss=f"{record['loss']:.3f}", lr=f"{record['lr']:.2e}", refresh=False
+                )
             if last:
                 break
         epoch += 1

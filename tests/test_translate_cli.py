@@ -1,0 +1,161 @@
+"""Tests of the translation command line (transformer_tutorial.translate): good input is translated
+line by line in order; every kind of bad input ends with a message and exit status 2, never a
+traceback."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from transformer_tutorial.checkpoint import load_checkpoint, save_checkpoint
+from transformer_tutorial.decoding import translate
+from transformer_tutorial.training import (
+    LabelSmoothingLoss,
+    encode_pairs,
+    make_batches,
+    make_optimizer,
+    noam_scheduler,
+    train_step,
+    train_tokenizer,
+)
+from transformer_tutorial.transformer import Transformer, TransformerConfig
+from transformer_tutorial.translate import main
+
+PAIRS = [
+    ("Ein Hund läuft im Schnee.", "A dog runs in the snow."),
+    ("Zwei Kinder spielen im Park.", "Two children play in the park."),
+    ("Eine Frau liest ein Buch.", "A woman reads a book."),
+    ("Ein Mann fährt Fahrrad.", "A man rides a bike."),
+]
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory) -> Path:
+    """A small model trained for a few steps on four sentence pairs (max_len 24)."""
+    torch.manual_seed(0)
+    tokenizer = train_tokenizer([s for p in PAIRS * 5 for s in p], vocab_size=90, min_frequency=1)
+    V = tokenizer.get_vocab_size()
+    config = TransformerConfig(
+        src_vocab_size=V, tgt_vocab_size=V, d_model=32, num_heads=2, num_encoder_layers=1,
+        num_decoder_layers=1, d_ff=64, dropout=0.0, max_len=24, share_embeddings=True,
+        norm_first=True,
+    )  # fmt: skip
+    model = Transformer(config)
+    optimizer = make_optimizer(model, lr=1.0)
+    scheduler = noam_scheduler(optimizer, d_model=32, warmup=10)
+    (batch,) = make_batches(encode_pairs(tokenizer, PAIRS), max_tokens=200)
+    for _ in range(150):
+        train_step(model, batch, LabelSmoothingLoss(0.0), optimizer, scheduler)
+    run = tmp_path_factory.mktemp("run")
+    save_checkpoint(run / "checkpoints", model, config, tokenizer, step=150)
+    return run
+
+
+def run_main(args, capsys, stdin: bytes | None = None, monkeypatch=None):
+    if stdin is not None:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
+    code = main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_translates_arguments_greedy_and_beam(checkpoint, capsys):
+    model, _, tokenizer, _ = load_checkpoint(checkpoint)
+    sources = [de for de, _ in PAIRS]
+    for beam in ("1", "3"):
+        code, out, err = run_main(
+            ["--checkpoint", str(checkpoint), "--beam-size", beam, *sources], capsys
+        )
+        assert code == 0, err
+        lines = out.splitlines()
+        assert lines == translate(model, tokenizer, sources, beam_size=int(beam))
+    # The model has learnt its four sentences: greedy search reproduces (nearly) all of them.
+    code, out, _ = run_main(["--checkpoint", str(checkpoint), *sources], capsys)
+    assert sum(a == b for a, b in zip(out.splitlines(), [en for _, en in PAIRS], strict=True)) >= 3
+
+
+def test_stdin_keeps_order_and_echoes_empty_lines(checkpoint, capsys, monkeypatch):
+    text = f"{PAIRS[0][0]}\n\n   \n{PAIRS[1][0]}\r\n{PAIRS[2][0]}"  # no final newline
+    code, out, err = run_main(
+        ["--checkpoint", str(checkpoint), "--batch-size", "2"], capsys, text.encode(), monkeypatch
+    )
+    assert code == 0, err
+    model, _, tokenizer, _ = load_checkpoint(checkpoint)
+    a, b, c = translate(model, tokenizer, [PAIRS[0][0], PAIRS[1][0], PAIRS[2][0]])
+    assert out.split("\n") == [a, "", "", b, c, ""]
+    # Only empty lines: as many empty lines out.
+    code, out, _ = run_main(["--checkpoint", str(checkpoint)], capsys, b"\n\n", monkeypatch)
+    assert code == 0 and out == "\n\n"
+
+
+def test_invalid_utf8_on_stdin_is_an_error(checkpoint, capsys, monkeypatch):
+    data = b"Ein Hund\n" + "Größe".encode("latin-1") + b"\n"
+    code, out, err = run_main(["--checkpoint", str(checkpoint)], capsys, data, monkeypatch)
+    assert code == 2 and out == ""
+    assert "not valid UTF-8" in err and "line 2" in err
+
+
+def test_overlong_lines_are_cut_with_a_warning(checkpoint, capsys):
+    long = " ".join(["Ein Hund läuft im Schnee"] * 20)
+    code, out, err = run_main(["--checkpoint", str(checkpoint), PAIRS[0][0], long], capsys)
+    assert code == 0
+    assert len(out.splitlines()) == 2 and out.splitlines()[0]
+    assert "warning: line 2 has" in err and "cut to its first 23 tokens" in err
+
+
+def test_bad_checkpoints_are_errors(checkpoint, tmp_path, capsys):
+    def expect_error(path, fragment):
+        code, out, err = run_main(["--checkpoint", str(path), "Ein Hund."], capsys)
+        assert code == 2 and out == "", err
+        assert fragment in err, err
+        assert "Traceback" not in err
+
+    expect_error(tmp_path / "missing", "does not exist")
+    (tmp_path / "empty").mkdir()
+    expect_error(tmp_path / "empty", "holds no checkpoint")
+
+    step = next((checkpoint / "checkpoints").glob("step-*"))
+
+    def copy(name):
+        target = tmp_path / name
+        target.mkdir()
+        for f in step.iterdir():
+            (target / f.name).write_bytes(f.read_bytes())
+        return target
+
+    corrupt = copy("corrupt")
+    (corrupt / "model.safetensors").write_bytes(b"\x00" * 100)
+    expect_error(corrupt, "not a readable safetensors file")
+
+    mismatch = copy("mismatch")
+    config = json.loads((mismatch / "config.json").read_text())
+    config["d_model"], config["num_heads"] = 64, 4  # the stored weights are 32 wide
+    (mismatch / "config.json").write_text(json.dumps(config))
+    expect_error(mismatch, "do not fit")
+
+    bad_config = copy("bad_config")
+    (bad_config / "config.json").write_text('{"d_model": "wide"}')
+    expect_error(bad_config, "config")
+
+
+def test_no_traceback_from_the_real_command(checkpoint, tmp_path):
+    """The same through a real process: stdin bytes, exit status, stderr."""
+    env = os.environ | {"OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "transformer_tutorial.translate", "--checkpoint"]
+    ok = subprocess.run([*cmd, str(checkpoint)], input=f"{PAIRS[3][0]}\n\n".encode(),
+                        capture_output=True, env=env, timeout=300)  # fmt: skip
+    lines = ok.stdout.decode().split("\n")
+    assert ok.returncode == 0 and len(lines) == 3 and lines[0] and lines[1:] == ["", ""]
+    bad = subprocess.run([*cmd, str(checkpoint)], input=b"\xff\xfe\n", capture_output=True,
+                         env=env, timeout=300)  # fmt: skip
+    assert bad.returncode == 2 and b"Traceback" not in bad.stderr and b"UTF-8" in bad.stderr
+    missing = subprocess.run([*cmd, str(tmp_path / "nope"), "Hallo"], capture_output=True,
+                             env=env, timeout=300)  # fmt: skip
+    assert missing.returncode == 2 and b"Traceback" not in missing.stderr
