@@ -44,14 +44,20 @@ def data_dir(tmp_path_factory) -> Path:
 
 
 def run_train(
-    data_dir: Path, run_dir: Path, *extra: str, env: dict | None = None, torchrun: int = 0
+    data_dir: Path,
+    run_dir: Path,
+    *extra: str,
+    env: dict | None = None,
+    torchrun: int = 0,
+    tiny=True,
 ):
     if torchrun:
         launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone",
                     f"--nproc_per_node={torchrun}", "-m", "transformer_tutorial.train"]  # fmt: skip
     else:
         launcher = [sys.executable, "-m", "transformer_tutorial.train"]
-    cmd = [*launcher, "--data-dir", str(data_dir), "--run-dir", str(run_dir), *TINY, *extra]
+    options = [*(TINY if tiny else []), *extra]
+    cmd = [*launcher, "--data-dir", str(data_dir), "--run-dir", str(run_dir), *options]
     full_env = {
         k: v for k, v in os.environ.items() if not k.startswith("TRANSFORMER_TUTORIAL_TEST_")
     }
@@ -132,7 +138,8 @@ def test_a_run_killed_with_sigkill_resumes_to_the_same_weights(tmp_path, data_di
     assert (killed_dir / "checkpoints" / "latest").read_text().strip() == "step-000008"
     assert not (killed_dir / "results.json").exists()
 
-    resumed = run_train(data_dir, killed_dir, *args, "--resume")
+    # --resume alone: every other option comes back from the run's args.json.
+    resumed = run_train(data_dir, killed_dir, "--resume", tiny=False)
     assert resumed.returncode == 0, resumed.stderr
     a, b = final_weights(tmp_path / "whole"), final_weights(killed_dir)
     assert a.keys() == b.keys()
@@ -189,6 +196,16 @@ def test_two_processes_match_one_process_on_the_same_global_batches(tmp_path, da
         for d in ("one", "two")
     ]  # fmt: skip
     assert tokens[0] == tokens[1]
+
+
+def test_time_budget_and_bf16_autocast(tmp_path, data_dir):
+    """--max-minutes stops after the step that crosses it; bf16 autocast runs on the CPU."""
+    run_dir = tmp_path / "run"
+    result = run_train(data_dir, run_dir, "--max-minutes", "0.0001", "--precision", "bf16")
+    assert result.returncode == 0, result.stderr
+    results = json.loads((run_dir / "results.json").read_text())
+    assert results["steps"] == 1 and results["precision"] == "torch.bfloat16"
+    assert (run_dir / "checkpoints" / "latest").read_text().strip() == "step-000001"
 
 
 def test_missing_data_is_a_clear_error(tmp_path):
