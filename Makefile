@@ -15,6 +15,8 @@ export TRANSFORMER_TUTORIAL_DATA ?= $(SHARED_DATA)
 endif
 export PYTHONHASHSEED := 0
 export OMP_NUM_THREADS := 2
+# Idle OpenMP threads sleep instead of spinning (much faster when processes share the cores).
+export OMP_WAIT_POLICY := PASSIVE
 
 .PHONY: install book test lint format unit nbval site-test export execute sync check-book clean
 
