@@ -10,7 +10,7 @@ __all__ = [
     "corpus_bleu",
 ]
 
-# %% ../../book/15_decoding.ipynb #a6b575d1
+# %% ../../book/15_decoding.ipynb #7b1d442f
 from collections.abc import Sequence
 
 import sacrebleu
@@ -40,6 +40,7 @@ def output_limit(model: Transformer, src: Tensor, max_len: int | None) -> int:
     return max_len
 
 
+# %% ../../book/15_decoding.ipynb #a38eaf6a
 @torch.no_grad()
 def greedy_decode(
     model: Transformer,
@@ -82,7 +83,7 @@ def greedy_decode(
     all_logits = []
     for _ in range(max_len):
         fed = tokens[:, -1:] if use_cache else tokens  # (B, 1) or (B, t)
-        logits = model.decode(fed, memory, src, cache)[:, -1]  # (B, V): the last position only
+        logits = model.decode(fed, memory, src, cache, last_only=True)[:, -1]  # (B, V)
         # Padding is not a word: never a training target, and masked out as an input.
         next_token = logits.index_fill(1, pad, float("-inf")).argmax(dim=-1)  # (B,)
         next_token = next_token.masked_fill(finished, model.config.pad_id)  # (B,)
@@ -167,7 +168,7 @@ def beam_search(
     cache = model.new_cache() if use_cache else None
     for t in range(1, max_len + 1):
         fed = tokens[:, -1:] if use_cache else tokens  # (B*K, 1) or (B*K, t)
-        logits = model.decode(fed, memory, src, cache)[:, -1]  # (B*K, V)
+        logits = model.decode(fed, memory, src, cache, last_only=True)[:, -1]  # (B*K, V)
         # log P of each next token; padding is never generated (it is not a word).
         step = (
             logits.log_softmax(dim=-1).index_fill(1, pad_index, float("-inf")).view(B, K, V)
@@ -198,7 +199,7 @@ def beam_search(
     return (out, best_scores) if return_scores else out
 
 
-# %% ../../book/15_decoding.ipynb #80ddf5d5
+# %% ../../book/15_decoding.ipynb #b68c6278
 def translate(
     model: Transformer,
     tokenizer,
@@ -246,6 +247,7 @@ def translate(
     return out
 
 
+# %% ../../book/15_decoding.ipynb #1039ddd1
 def corpus_bleu(
     hypotheses: Sequence[str], references: Sequence[str]
 ) -> tuple[sacrebleu.metrics.bleu.BLEUScore, str]:
