@@ -22,6 +22,15 @@ from transformer_tutorial.transformer import Transformer, TransformerConfig
 PAD, BOS = 0, 2
 
 
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny models: one thread is as fast, and immune to a busy machine; restored afterwards."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def make_model(seed: int = 0, norm_first: bool = False) -> Transformer:
     torch.manual_seed(seed)
     config = TransformerConfig(
