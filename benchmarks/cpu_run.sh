@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# The real CPU run of chapter 16: the `tiny` preset on 2 CPU cores with a 15-minute training
+# budget, then the BLEU-against-time curve from its checkpoints, then a copy of the small result
+# files (no weights) into results/translator/tiny-cpu/ for the chapter to read.
+#
+#     bash benchmarks/cpu_run.sh                  # needs the Multi30k files (see below)
+#     MINUTES=5 RUN_DIR=/tmp/try OUT=/tmp/try-results bash benchmarks/cpu_run.sh
+#
+# Data: $TRANSFORMER_TUTORIAL_DATA, else ../shared/data beside the checkout, else the loader's
+# cache (it downloads the official files when it can).
+#
+# A timing is honest only on an otherwise idle machine: the script records the load average
+# before, every 15 s during, and after the run (provenance.json), so a reader can tell.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-.venv/bin/python}
+RUN_DIR=${RUN_DIR:-runs/tiny-cpu}
+OUT=${OUT:-results/translator/tiny-cpu}
+MINUTES=${MINUTES:-15}
+THREADS=${THREADS:-2}
+if [[ -z "${TRANSFORMER_TUTORIAL_DATA:-}" && -d ../shared/data/multi30k ]]; then
+  export TRANSFORMER_TUTORIAL_DATA=$(cd ../shared/data && pwd)
+fi
+export OMP_NUM_THREADS=$THREADS PYTHONHASHSEED=0 MINUTES
+
+if [[ -e "$RUN_DIR" ]]; then
+  echo "error: $RUN_DIR exists; remove it or set RUN_DIR to a new folder" >&2
+  exit 2
+fi
+mkdir -p "$RUN_DIR" "$OUT"
+
+CMD=("$PYTHON" -m transformer_tutorial.train --preset tiny --run-dir "$RUN_DIR"
+  --max-minutes "$MINUTES" --samples 1000 --attention-samples 3
+  --checkpoint-every 100 --keep-checkpoints 1000 --no-progress)
+
+# Sample the load average every 15 s while the run lasts.
+( while true; do echo "$(date +%s) $(cut -d' ' -f1-3 /proc/loadavg)"; sleep 15; done ) \
+  > "$RUN_DIR/load.txt" &
+SAMPLER=$!
+trap 'kill $SAMPLER 2>/dev/null || true' EXIT
+
+START=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "load average before: $LOAD_BEFORE"
+echo "running: ${CMD[*]}"
+"${CMD[@]}"
+LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
+END=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+kill $SAMPLER 2>/dev/null || true
+echo "load average after: $LOAD_AFTER"
+
+# Test BLEU of every checkpoint (greedy), after the run: the denser curve of the chapter.
+"$PYTHON" benchmarks/quality.py "$RUN_DIR" --checkpoints --threads "$THREADS" \
+  --json "$OUT/bleu_curve.json"
+
+# The translate command on a few sentences that are not in Multi30k, as a reader would use it.
+printf '%s\n' "Ein Hund läuft durch den Schnee." \
+  "Zwei Kinder spielen mit einem roten Ball am Strand." \
+  "Eine alte Frau verkauft Blumen auf dem Markt." \
+  "Der Mann, der neben dem Auto steht, telefoniert mit seiner Tochter." \
+  > "$OUT/cli_input.de.txt"
+"$PYTHON" -m transformer_tutorial.translate --checkpoint "$RUN_DIR" --beam-size 4 --device cpu \
+  < "$OUT/cli_input.de.txt" > "$OUT/cli_output.en.txt"
+paste "$OUT/cli_input.de.txt" "$OUT/cli_output.en.txt"
+
+for f in results.json metrics.jsonl samples.json attention.json args.json load.txt; do
+  cp "$RUN_DIR/$f" "$OUT/$f"
+done
+"$PYTHON" - "$OUT" "$START" "$END" "$LOAD_BEFORE" "$LOAD_AFTER" "${CMD[*]}" <<'EOF'
+import json, os, statistics, sys
+from pathlib import Path
+
+out, start, end, before, after, command = sys.argv[1:]
+samples = [line.split() for line in (Path(out) / "load.txt").read_text().splitlines() if line]
+one_minute = [float(s[1]) for s in samples]
+provenance = {
+    "what": "the real CPU run of chapter 16 (tiny preset, " + os.environ["MINUTES"] + "-minute training budget)",
+    "command": command,
+    "wrapper": "bash benchmarks/cpu_run.sh",
+    "started_utc": start,
+    "ended_utc": end,
+    "load_average_before": [float(x) for x in before.split()],
+    "load_average_after": [float(x) for x in after.split()],
+    "load_1min_during": {
+        "samples": len(one_minute),
+        "median": statistics.median(one_minute) if one_minute else None,
+        "max": max(one_minute) if one_minute else None,
+    },
+    "cpu_cores": os.cpu_count(),
+    "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+    "files": sorted(p.name for p in Path(out).iterdir()),
+}
+(Path(out) / "provenance.json").write_text(json.dumps(provenance, indent=2) + "\n")
+print(json.dumps(provenance, indent=2))
+EOF
+du -sh "$OUT"
