@@ -89,3 +89,26 @@ def test_cuda_request_without_gpu_explains_itself(bench):
     decoding = bench("decoding")
     with pytest.raises(SystemExit, match="torch.cuda.is_available"):
         decoding.main(["--device", "cuda"])
+
+
+def test_quality_reads_the_committed_cpu_run(bench, capsys):
+    quality = bench("quality")
+    run = ROOT / "results" / "translator" / "tiny-cpu"
+    payload = quality.main([str(run)])
+    table = capsys.readouterr().out
+    assert "| epoch | step | wall time (min) | val loss | val BLEU |" in table
+    val = payload["validation"]
+    assert val and all(v["kind"] == "val" for v in val)
+    assert [v["epoch"] for v in val] == list(range(1, len(val) + 1))
+    reached = payload["first_wall_time_s_at_val_bleu"]
+    for level, seconds in reached.items():
+        first = next((v for v in val if v["val_bleu"] >= float(level)), None)
+        assert seconds == (None if first is None else first["elapsed_s"])
+    results = json.loads((run / "results.json").read_text())
+    assert payload["test"]["test_bleu"] == results["test_bleu"]
+
+
+def test_quality_without_a_run_directory_explains_itself(bench, tmp_path):
+    quality = bench("quality")
+    with pytest.raises(SystemExit, match="metrics.jsonl"):
+        quality.main([str(tmp_path)])
