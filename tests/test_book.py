@@ -84,3 +84,20 @@ def test_glossary_is_current():
         text=True,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_nbval_verifies_under_other_numerics_than_the_stored_outputs():
+    """The standing "any machine" check: `make nbval` must not verify with the kernels and thread
+    count `make execute` stores with, or a digit that only holds on one machine goes unnoticed."""
+    dry = {
+        target: subprocess.run(
+            ["make", "-n", target, "NB=book/x.ipynb"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for target in ("nbval", "execute")
+    }
+    assert "ATEN_CPU_CAPABILITY=default" in dry["nbval"] and "MKL_CBWR=COMPATIBLE" in dry["nbval"]
+    assert "OMP_NUM_THREADS=1" in dry["nbval"] and "OMP_NUM_THREADS=2" in dry["execute"]
