@@ -18,20 +18,49 @@ export OMP_NUM_THREADS := 2
 # Idle OpenMP threads sleep instead of spinning (much faster when processes share the cores).
 export OMP_WAIT_POLICY := PASSIVE
 
-.PHONY: install book test lint format unit nbval site-test export execute sync check-book clean
+.PHONY: install fonts book test lint format unit nbval site-test export execute sync check-book clean
 
 install: $(STAMP)
+
+# PyTorch: requirements.txt pins torch==2.13.0. On Linux, PyPI's torch is the CUDA build (about
+# 5 GB with its NVIDIA libraries). With no NVIDIA GPU, take the CPU-only build from PyTorch's own
+# wheel index instead:  make install TORCH=cpu   (or, outside make,
+# pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu). With a GPU, the
+# default is right: PyPI's Linux wheel is built for CUDA.
+TORCH ?= default
+TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
+	if [ "$(TORCH)" = cpu ]; then \
+	  $(BIN)/pip install -q "$$(grep '^torch==' requirements.txt)" --index-url $(TORCH_CPU_INDEX); fi
 	$(BIN)/pip install -q -r requirements.txt
 	$(BIN)/pip install -q --no-deps -e .
+	$(MAKE) --no-print-directory fonts
 	touch $(STAMP)
+
+# A font with Chinese glyphs for the figures (matplotlib): WenQuanYi Micro Hei from Debian, unpacked
+# into the virtual environment (no root needed), where transformer_tutorial.plotting finds it.
+# Elsewhere, any installed CJK font will do (macOS and Windows have one).
+CJK_FONT := $(VENV)/share/fonts/wqy-microhei.ttc
+fonts:
+	@if [ -e $(CJK_FONT) ]; then exit 0; fi; \
+	if command -v apt-get >/dev/null && command -v dpkg >/dev/null; then \
+	  rm -rf _build/fonts-deb && mkdir -p _build/fonts-deb $(VENV)/share/fonts && \
+	  (cd _build/fonts-deb && apt-get download -q fonts-wqy-microhei >/dev/null 2>&1 || \
+	     (apt-get update -qq >/dev/null && apt-get download -q fonts-wqy-microhei >/dev/null)) && \
+	  dpkg -x _build/fonts-deb/fonts-wqy-microhei_*.deb _build/fonts-deb/x && \
+	  cp _build/fonts-deb/x/usr/share/fonts/truetype/wqy/wqy-microhei.ttc $(CJK_FONT); \
+	else echo "note: no apt-get here; figures use any installed CJK font (see 'python -m transformer_tutorial.doctor')"; fi
 
 # MathJax is served from the book itself so that math renders with no network. It comes from the
 # npm registry at build time; no third-party JavaScript is committed.
+NPM_MISSING := npm (Node.js) is needed to fetch MathJax and the Chinese web font from the npm registry. \
+Install Node.js: apt-get install nodejs npm (Debian/Ubuntu), brew install node (macOS), or https://nodejs.org
+
 _vendor/mathjax/tex-chtml.js:
+	@command -v npm >/dev/null || { echo "$(NPM_MISSING)"; exit 1; }
 	rm -rf _build/npm _vendor/mathjax && mkdir -p _build/npm _vendor/mathjax
 	cd _build/npm && npm install --silent --no-audit --no-fund --no-save mathjax@$(MATHJAX_VERSION) >/dev/null
 	cp _build/npm/node_modules/mathjax/es5/tex-chtml.js _vendor/mathjax/
@@ -40,7 +69,22 @@ _vendor/mathjax/tex-chtml.js:
 	cp -r _build/npm/node_modules/mathjax/es5/input/tex/extensions _vendor/mathjax/input/tex/
 	cp -r _build/npm/node_modules/mathjax/es5/ui _build/npm/node_modules/mathjax/es5/a11y _vendor/mathjax/
 
-book: $(STAMP) _vendor/mathjax/tex-chtml.js
+# Chinese on every machine, including one with no CJK font: the book serves Noto Sans SC
+# (SIL Open Font License) itself, split by unicode-range so that a page loads only the pieces
+# its characters need. From the npm registry at build time, like MathJax.
+NOTO_SC_VERSION := 5.3.0
+_vendor/fonts/noto-sans-sc.css:
+	@command -v npm >/dev/null || { echo "$(NPM_MISSING)"; exit 1; }
+	rm -rf _build/npm-font _vendor/fonts && mkdir -p _build/npm-font _vendor/fonts/noto-sans-sc
+	cd _build/npm-font && npm install --silent --no-audit --no-fund --no-save \
+	  @fontsource/noto-sans-sc@$(NOTO_SC_VERSION) >/dev/null
+	cp _build/npm-font/node_modules/@fontsource/noto-sans-sc/files/noto-sans-sc-*-400-normal.woff2 \
+	  _vendor/fonts/noto-sans-sc/
+	cp _build/npm-font/node_modules/@fontsource/noto-sans-sc/LICENSE _vendor/fonts/noto-sans-sc/
+	$(BIN)/python tools/webfont_css.py _build/npm-font/node_modules/@fontsource/noto-sans-sc/400.css \
+	  > $@
+
+book: $(STAMP) _vendor/mathjax/tex-chtml.js _vendor/fonts/noto-sans-sc.css
 	rm -rf _build/html _build/.doctrees
 	$(BIN)/jupyter-book build . -W -n --keep-going
 	@echo "The book is in _build/html/index.html"
@@ -69,6 +113,8 @@ nbval: $(STAMP)
 	  --nbval-sanitize-with nbval_sanitize.cfg --nbval-cell-timeout=300 $(NB)
 
 site-test: book
+	@command -v chromium >/dev/null || command -v apt-get >/dev/null || { echo "The site test \
+	needs Debian's chromium (/usr/bin/chromium); install Chromium or run on Debian/Ubuntu."; exit 1; }
 	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
 	$(BIN)/pytest -q tests -m browser
 
