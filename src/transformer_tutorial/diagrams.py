@@ -174,10 +174,14 @@ def arrow(
         mx, my = (start[0] + end[0]) / 2, (start[1] + end[1]) / 2
         vertical = abs(end[0] - start[0]) < abs(end[1] - start[1])
         if vertical:
-            dx, ha, va = (0.12, "left", "center") if label_side == "right" else (-0.12, "right", "center")
+            dx, ha, va = (
+                (0.12, "left", "center") if label_side == "right" else (-0.12, "right", "center")
+            )
             ax.text(mx + dx, my, label, ha=ha, va=va, fontsize=fontsize, color="#444444")
         else:
-            ax.text(mx, my + 0.12, label, ha="center", va="bottom", fontsize=fontsize, color="#444444")
+            ax.text(
+                mx, my + 0.12, label, ha="center", va="bottom", fontsize=fontsize, color="#444444"
+            )
 
 
 def grid(
