@@ -2,20 +2,28 @@
 
 Every page of the table of contents must load, show its title, load all its figures and typeset its
 math (no raw `$...$` or `\\(...\\)` left in the text, no MathJax errors), and the browser must not
-try to fetch anything from the internet. Run `make book` first (`make site-test` does both).
+try to fetch anything from the internet. Every page must also read well: at 1280 px no code cell,
+output or display equation needs sideways scrolling, at 390 px the page itself never scrolls
+sideways, every figure is sharp and shown large enough for its labels to be read, and Chinese
+draws as Chinese even on a machine with no CJK font (this one has none: the book serves its own).
+A screenshot of every page at both widths is saved under `_build/screenshots/` for a person to
+look at. Run `make book` first (`make site-test` does both).
 """
 
 from __future__ import annotations
 
 import re
 import shutil
+from io import BytesIO
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
+SCREENSHOTS = ROOT / "_build" / "screenshots"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 pytestmark = pytest.mark.browser
@@ -86,33 +94,49 @@ CHECK_JS = """
 """
 
 
+class open_page:
+    """Open a built page in a new browser context with no network; wait for math and fonts."""
+
+    def __init__(self, browser, page: str, width: int, external: list[str] | None = None):
+        self.browser, self.page, self.width = browser, page, width
+        self.external = external if external is not None else []
+
+    def __enter__(self):
+        self.ctx = self.browser.new_context(viewport={"width": self.width, "height": 900})
+
+        def route(r):
+            if r.request.url.startswith("file://"):
+                r.continue_()
+            else:  # no network: anything else is a page that would break offline
+                self.external.append(r.request.url)
+                r.abort()
+
+        self.ctx.route("**/*", route)
+        tab = self.ctx.new_page()
+        tab.goto((HTML / (self.page + ".html")).as_uri(), wait_until="load")
+        # Wait (up to 10 s) for MathJax, loaded with defer, to finish typesetting, then for the
+        # web fonts that the page's characters asked for.
+        tab.evaluate(
+            """async () => {
+          for (let i = 0; i < 100 && !(window.MathJax && MathJax.startup && MathJax.startup.promise); i++)
+            await new Promise(r => setTimeout(r, 100));
+          if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
+          await document.fonts.ready;
+        }"""
+        )
+        return tab
+
+    def __exit__(self, *exc):
+        self.ctx.close()
+
+
 @pytest.mark.parametrize("page", toc_pages())
 def test_page_renders_offline(browser, page: str):
     html = HTML / (page + ".html")
     assert html.exists(), f"{html} was not built"
-    ctx = browser.new_context()
     external: list[str] = []
-
-    def route(r):
-        if r.request.url.startswith("file://"):
-            r.continue_()
-        else:  # no network: anything else is a page that would break offline
-            external.append(r.request.url)
-            r.abort()
-
-    ctx.route("**/*", route)
-    tab = ctx.new_page()
-    tab.goto(html.as_uri(), wait_until="load")
-    # Wait (up to 10 s) for MathJax, loaded with defer, to finish typesetting.
-    tab.evaluate(
-        """async () => {
-      for (let i = 0; i < 100 && !(window.MathJax && MathJax.startup && MathJax.startup.promise); i++)
-        await new Promise(r => setTimeout(r, 100));
-      if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
-    }"""
-    )
-    info = tab.evaluate(CHECK_JS)
-    ctx.close()
+    with open_page(browser, page, width=1280, external=external) as tab:
+        info = tab.evaluate(CHECK_JS)
 
     title = source_title(page)
     assert info["h1"].replace("#", "").strip().startswith(title[:40]), (info["h1"], title)
@@ -124,3 +148,133 @@ def test_page_renders_offline(browser, page: str):
     if "$" in src:
         assert info["math"] > 0, f"{page} has math but nothing was typeset"
     assert not external, f"{page} tried to fetch from the network: {external}"
+
+
+LAYOUT_JS = """
+() => {
+  const overflows = e => e.scrollWidth > e.clientWidth + 1;
+  const describe = (e, kind, i) => kind + " " + (i + 1) + ": " +
+      (e.innerText || "").split("\\n").find(l => l.trim()) ;
+  const found = [];
+  const groups = {
+    "code cell": "article .cell_input pre",
+    "output": "article .cell_output pre",
+    "display equation": 'article mjx-container[display="true"]',
+  };
+  for (const [kind, selector] of Object.entries(groups))
+    [...document.querySelectorAll(selector)].forEach((e, i) => {
+      if (overflows(e)) found.push(describe(e, kind, i).slice(0, 120));
+    });
+  return {
+    overflowing: found,
+    pageScrollsSideways: document.documentElement.scrollWidth > window.innerWidth + 1,
+    pageWidth: document.documentElement.scrollWidth,
+  };
+}
+"""
+
+
+@pytest.mark.parametrize("page", toc_pages())
+def test_code_outputs_and_equations_fit_the_page(browser, page: str):
+    """At 1280 px nothing needs sideways scrolling; at 390 px the page itself does not scroll
+    sideways (a code cell may scroll inside its own box there). Saves both screenshots."""
+    for width in (1280, 390):
+        with open_page(browser, page, width) as tab:
+            info = tab.evaluate(LAYOUT_JS)
+            shot = SCREENSHOTS / str(width) / (page.replace("/", "_") + ".png")
+            shot.parent.mkdir(parents=True, exist_ok=True)
+            tab.screenshot(path=str(shot), full_page=True)
+        assert not info["pageScrollsSideways"], (
+            f"{page} at {width} px is {info['pageWidth']} px wide: the page scrolls sideways "
+            f"(screenshot: {shot})"
+        )
+        if width == 1280:
+            assert not info["overflowing"], (
+                f"{page} at 1280 px: these need sideways scrolling (keep code lines to 100 "
+                f"characters and wrap long prints): {info['overflowing']}"
+            )
+
+
+FIGURES_JS = """
+() => [...document.querySelectorAll('article img')].map(i => ({
+  src: i.src, shown: i.getBoundingClientRect().width, natural: i.naturalWidth,
+}))
+"""
+SMALLEST_LABEL_PT = 9  # the plotting style's smallest font (tick labels, diagram notes)
+MIN_LABEL_PX = 11  # a label smaller than this on the screen is hard to read
+
+
+def _png_dpi(path: Path) -> float:
+    from PIL import Image
+
+    with Image.open(BytesIO(path.read_bytes())) as img:
+        dpi = img.info.get("dpi", (72, 72))[0]
+    return float(dpi)
+
+
+@pytest.mark.parametrize("page", toc_pages())
+def test_figures_are_sharp_and_readable_at_the_size_shown(browser, page: str):
+    """A figure's smallest label (9 pt in the book's style) must be at least 11 px high as shown
+    at 1280 px, and the image must have at least 1.5 pixels per displayed pixel (sharp on high-DPI
+    screens). A PNG's own dpi says how many pixels an inch of the figure has."""
+    with open_page(browser, page, 1280) as tab:
+        figures = tab.evaluate(FIGURES_JS)
+    problems = []
+    for n, fig in enumerate(figures, 1):
+        path = Path(unquote(urlparse(fig["src"]).path))
+        if path.suffix.lower() != ".png" or fig["shown"] == 0:
+            continue
+        shown_per_inch = _png_dpi(path) * fig["shown"] / fig["natural"]
+        label_px = SMALLEST_LABEL_PT / 72 * shown_per_inch
+        sharpness = fig["natural"] / fig["shown"]
+        if label_px < MIN_LABEL_PX or sharpness < 1.5:
+            problems.append(
+                f"figure {n} ({path.name}): shown {fig['shown']:.0f} px wide from "
+                f"{fig['natural']} px, a 9 pt label is {label_px:.1f} px, "
+                f"{sharpness:.2f} image px per screen px"
+            )
+    assert not problems, (
+        f"{page}: figures too small or blurry; draw them with "
+        f"transformer_tutorial.plotting.use_book_style(): {problems}"
+    )
+
+
+CJK_JS = """
+async () => {
+  const walker = document.createTreeWalker(document.querySelector('article'), NodeFilter.SHOW_TEXT);
+  let node, found = null;
+  while ((node = walker.nextNode()))
+    if (/[\\u4e00-\\u9fff]{2}/.test(node.textContent)) { found = node; break; }
+  if (!found) return null;
+  const chars = [...new Set(found.textContent.match(/[\\u4e00-\\u9fff]/g))].slice(0, 2);
+  const font = getComputedStyle(found.parentElement).font;
+  const draw = ch => {
+    const c = document.createElement('canvas'); c.width = 64; c.height = 64;
+    const g = c.getContext('2d'); g.font = font.replace(/\\d+(\\.\\d+)?px/, '40px');
+    g.fillStyle = '#000'; g.textBaseline = 'top'; g.fillText(ch, 4, 4);
+    return Array.from(g.getImageData(0, 0, 64, 64).data).join(',');
+  };
+  return {
+    chars: chars,
+    distinct: draw(chars[0]) !== draw(chars[1]),
+    notTofu: draw(chars[0]) !== draw('\\uE000') && draw(chars[1]) !== draw('\\uE000'),
+    webFont: document.fonts.check('16px "Noto Sans SC"', chars.join('')),
+  };
+}
+"""
+CJK_PAGES = [
+    p
+    for p in toc_pages()
+    if re.search("[\u4e00-\u9fff]", (ROOT / p).with_suffix(".md").read_text())
+]
+
+
+@pytest.mark.parametrize("page", CJK_PAGES)
+def test_chinese_draws_as_glyphs_not_boxes(browser, page: str):
+    """Missing glyphs draw as identical boxes; real glyphs of two characters differ from each
+    other and from the box of a private-use character that no font has."""
+    with open_page(browser, page, 1280) as tab:
+        info = tab.evaluate(CJK_JS)
+    assert info is not None, f"{page}: no Chinese text found in the article"
+    assert info["webFont"], f"{page}: the book's Noto Sans SC did not load for {info['chars']}"
+    assert info["distinct"] and info["notTofu"], f"{page}: {info['chars']} draw as boxes"
