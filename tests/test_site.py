@@ -12,6 +12,7 @@ look at. Run `make book` first (`make site-test` does both).
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from io import BytesIO
@@ -22,8 +23,10 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-HTML = ROOT / "_build" / "html"
-SCREENSHOTS = ROOT / "_build" / "screenshots"
+# A book built elsewhere (`jupyter-book build . --path-output DIR`) is tested with BOOK_BUILD=DIR/_build.
+BUILD = Path(os.environ.get("BOOK_BUILD", ROOT / "_build"))
+HTML = BUILD / "html"
+SCREENSHOTS = BUILD / "screenshots"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 pytestmark = pytest.mark.browser
