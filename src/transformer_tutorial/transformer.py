@@ -116,14 +116,15 @@ def base_config(vocab_size: int = 37000, **overrides) -> TransformerConfig:
     |---|---------|------|---|-----------|--------|------------|
     | 6 | 512     | 2048 | 8 | 64        | 0.1    | one shared BPE vocabulary of about 37000 tokens |
 
-    Parameters: the paper's Table 3 says 65M (rounded); this implementation,
-    with the default shared vocabulary of 37000 tokens, has exactly
-    63,082,496 (chapter 13 counts and derives it). Ours is the second. The
-    gap is in what the paper leaves open: its vocabulary is "about 37000"
+    Parameters: the paper's Table 3 says 65M, a rounded figure; the model
+    this function builds, with the default shared vocabulary of 37000
+    tokens, has exactly 63,082,496 (chapter 13 counts and derives it). The
+    gap lies in what the paper leaves open: its vocabulary is "about 37000"
     tokens, and each 1000 tokens add 0.51M through the one V x D matrix that
     is source embedding, target embedding and output projection at once;
     biases and LayerNorms, which implementations treat differently, add only
-    0.1M in all. (Separate embeddings and output matrix would give 101M.)
+    0.1M in all. Sharing is not the cause: with separate embeddings and a
+    separate output matrix the count would be 101M, far from either figure.
 
     ``overrides`` replace single fields, e.g. ``base_config(8000, max_len=256)``.
     """
@@ -146,9 +147,9 @@ def big_config(vocab_size: int = 37000, **overrides) -> TransformerConfig:
     """The paper's big model (Table 3, row "big"): N=6, d_model=1024,
     d_ff=4096, h=16, P_drop=0.3, shared vocabulary.
 
-    Parameters: the paper's Table 3 says 213M (rounded); this implementation,
-    with the default 37000 shared tokens, has exactly 214,245,376 (chapter
-    13). Ours is the second. Each 1000 tokens of vocabulary add 1.02M here,
+    Parameters: the paper's Table 3 says 213M, a rounded figure; the model
+    this function builds, with the default 37000 shared tokens, has exactly
+    214,245,376 (chapter 13). Each 1000 tokens of vocabulary add 1.02M here,
     and no single vocabulary size makes both of the paper's figures (65M,
     213M) come out of the exact count, so we do not tune it to either.
     """
