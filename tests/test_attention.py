@@ -291,3 +291,17 @@ def test_additive_attention_errors_and_dropout():
     attn.eval()
     out, _ = attn(queries, keys, values)
     assert (out != 0).any()
+
+
+def test_additive_attention_with_precomputed_keys_is_the_same_function():
+    torch.manual_seed(2)
+    attn = AdditiveAttention(query_dim=4, key_dim=3, hidden_dim=6)
+    queries, keys, values = torch.randn(2, 3, 4), torch.randn(2, 5, 3), torch.randn(2, 5, 2)
+    mask = torch.tensor([[True] * 5, [True, True, True, False, False]]).view(2, 1, 5)
+    projected = attn.project_keys(keys)
+    assert projected.shape == (2, 5, 6)
+    out, weights = attn(queries, keys, values, mask)
+    out2, weights2 = attn(queries, keys, values, mask, projected_keys=projected)
+    assert torch.equal(out, out2) and torch.equal(weights, weights2)
+    with pytest.raises(ValueError, match="projected_keys"):
+        attn(queries, keys, values, projected_keys=projected[..., :5])

@@ -75,8 +75,9 @@ class AdditiveAttention(nn.Module):
 
     Shape:
         forward(queries ``(..., T_q, query_dim)``, keys ``(..., T_k, key_dim)``,
-        values ``(..., T_k, D_v)``, mask broadcastable to ``(..., T_q, T_k)``, True = may attend)
-        returns ``out`` ``(..., T_q, D_v)`` and ``weights`` ``(..., T_q, T_k)`` (before dropout).
+        values ``(..., T_k, D_v)``, mask broadcastable to ``(..., T_q, T_k)``, True = may attend,
+        projected_keys ``(..., T_k, hidden_dim)`` or None) returns ``out`` ``(..., T_q, D_v)``
+        and ``weights`` ``(..., T_q, T_k)`` (before dropout).
     """
 
     def __init__(self, query_dim: int, key_dim: int, hidden_dim: int, dropout: float = 0.0):
@@ -86,8 +87,27 @@ class AdditiveAttention(nn.Module):
         self.w_v = nn.Linear(hidden_dim, 1, bias=False)
         self.dropout = nn.Dropout(dropout)
 
+    def project_keys(self, keys: Tensor) -> Tensor:
+        """``W_k k`` for every key: ``(..., T_k, key_dim)`` -> ``(..., T_k, hidden_dim)``.
+
+        It does not depend on the query. A caller that asks many queries of the same keys, one
+        at a time (the decoder of chapter 7), computes it once and passes it to ``forward`` as
+        ``projected_keys``.
+        """
+        if keys.shape[-1] != self.W_k.in_features:
+            raise ValueError(
+                f"AdditiveAttention expects keys (..., {self.W_k.in_features}), "
+                f"got {tuple(keys.shape)}."
+            )
+        return self.W_k(keys)
+
     def forward(
-        self, queries: Tensor, keys: Tensor, values: Tensor, mask: Tensor | None = None
+        self,
+        queries: Tensor,
+        keys: Tensor,
+        values: Tensor,
+        mask: Tensor | None = None,
+        projected_keys: Tensor | None = None,
     ) -> tuple[Tensor, Tensor]:
         if queries.shape[-1] != self.W_q.in_features or keys.shape[-1] != self.W_k.in_features:
             raise ValueError(
@@ -99,8 +119,15 @@ class AdditiveAttention(nn.Module):
                 f"every key needs its value: keys have {keys.shape[-2]} positions, "
                 f"values {values.shape[-2]}."
             )
+        if projected_keys is None:
+            projected_keys = self.project_keys(keys)  # (..., T_k, hidden)
+        elif projected_keys.shape != (*keys.shape[:-1], self.W_k.out_features):
+            raise ValueError(
+                f"projected_keys must be project_keys(keys), of shape "
+                f"{(*keys.shape[:-1], self.W_k.out_features)}; got {tuple(projected_keys.shape)}."
+            )
         q = self.W_q(queries).unsqueeze(-2)  # (..., T_q, 1, hidden)
-        k = self.W_k(keys).unsqueeze(-3)  # (..., 1, T_k, hidden)
+        k = projected_keys.unsqueeze(-3)  # (..., 1, T_k, hidden)
         scores = self.w_v(torch.tanh(q + k)).squeeze(-1)  # (..., T_q, T_k)
         weights = masked_softmax(scores, mask)  # (..., T_q, T_k)
         out = self.dropout(weights) @ values  # (..., T_q, D_v)
