@@ -17,11 +17,24 @@ def simple_tokenize(text: str) -> list[str]:
     """Split a sentence into lower-case words and single punctuation marks.
 
     Good enough to count and pad sentences; the translator uses a learned subword tokenizer
-    (chapter 14) instead. ``"Two young, White males."`` -> ``["two", "young", ",", "white", "males", "."]``.
+    (chapter 14) instead. ``"Two young, White males."`` ->
+    ``["two", "young", ",", "white", "males", "."]``.
     """
     return _TOKEN.findall(text.lower())
 
 
+# %% auto #0
+__all__ = [
+    "simple_tokenize",
+    "Vocab",
+    "pad_sequences",
+    "padding_mask",
+    "length_sorted_batches",
+    "padding_fraction",
+]
+
+
+# %% ../../book/01_sequences.ipynb #c5270150
 class Vocab:
     """A fixed list of tokens and the integer id of each; unknown tokens map to ``<unk>``.
 
@@ -82,23 +95,51 @@ class Vocab:
         return [self.bos_id] * add_bos + ids + [self.eos_id] * add_eos
 
     def decode(self, ids: Iterable[int], skip_specials: bool = True) -> list[str]:
-        """Tokens of ``ids``; ``<pad>``, ``<bos>`` and ``<eos>`` are dropped when ``skip_specials``."""
+        """Tokens of ``ids``; ``<pad>``, ``<bos>``, ``<eos>`` are dropped when ``skip_specials``."""
         skip = {self.pad_id, self.bos_id, self.eos_id} if skip_specials else set()
         return [self.itos[int(i)] for i in ids if int(i) not in skip]
 
 
-# %% auto #0
-__all__ = [
-    "simple_tokenize",
-    "Vocab",
-    "pad_sequences",
-    "padding_mask",
-    "length_sorted_batches",
-    "padding_fraction",
-]
-
-
 # %% ../../book/01_sequences.ipynb #6a789383
+def _as_tensors(seqs: Sequence[Sequence[int] | Tensor], max_len: int | None) -> list[Tensor]:
+    """The sequences as tensors ``(L_b, *F)`` cut to ``max_len``, or a readable error."""
+    if len(seqs) == 0:
+        raise ValueError("pad_sequences needs at least one sequence; got an empty list.")
+    if max_len is not None and max_len < 0:
+        raise ValueError(f"max_len must be >= 0, got {max_len}.")
+    tensors = [
+        s if isinstance(s, Tensor) else torch.as_tensor(list(s), dtype=torch.long) for s in seqs
+    ]
+    features = {tuple(t.shape[1:]) for t in tensors if t.dim() >= 1}
+    if any(t.dim() == 0 for t in tensors) or len(features) > 1:
+        shapes = sorted({tuple(t.shape) for t in tensors})
+        raise ValueError(
+            "Each sequence must have shape (L, *F) with the same feature shape F for all; "
+            f"got shapes {shapes}. Turn scalars into 1-item lists and make the vectors the "
+            "same size."
+        )
+    return tensors if max_len is None else [t[:max_len] for t in tensors]
+
+
+def _mask_width(lengths: Tensor, max_len: int | None) -> int:
+    """The width ``T`` of the mask of ``lengths`` ``(B,)``, or a readable error."""
+    if lengths.dim() != 1 or lengths.dtype.is_floating_point or lengths.dtype == torch.bool:
+        raise ValueError(
+            f"lengths must be a 1-D integer tensor (B,), got dtype {lengths.dtype} and shape "
+            f"{tuple(lengths.shape)}."
+        )
+    if len(lengths) and int(lengths.min()) < 0:
+        raise ValueError(f"lengths must be >= 0, got {lengths.tolist()}.")
+    longest = int(lengths.max()) if len(lengths) else 0
+    if max_len is not None and max_len < longest:
+        raise ValueError(
+            f"max_len={max_len} is shorter than the longest sequence ({longest}); "
+            "pass a larger max_len or cut the sequences first (pad_sequences(..., max_len=...))."
+        )
+    return longest if max_len is None else max_len
+
+
+# %% ../../book/01_sequences.ipynb #7095cba2
 def pad_sequences(
     seqs: Sequence[Sequence[int] | Tensor], pad_value: int | float = 0, max_len: int | None = None
 ) -> tuple[Tensor, Tensor]:
@@ -116,22 +157,7 @@ def pad_sequences(
         the tensors' dtype otherwise), ``lengths`` has shape ``(B,)`` and holds the number of
         real items of each row (after cutting).
     """
-    if len(seqs) == 0:
-        raise ValueError("pad_sequences needs at least one sequence; got an empty list.")
-    if max_len is not None and max_len < 0:
-        raise ValueError(f"max_len must be >= 0, got {max_len}.")
-    tensors = [
-        s if isinstance(s, Tensor) else torch.as_tensor(list(s), dtype=torch.long) for s in seqs
-    ]
-    features = {tuple(t.shape[1:]) for t in tensors if t.dim() >= 1}
-    if any(t.dim() == 0 for t in tensors) or len(features) > 1:
-        shapes = sorted({tuple(t.shape) for t in tensors})
-        raise ValueError(
-            "Each sequence must have shape (L, *F) with the same feature shape F for all; "
-            f"got shapes {shapes}. Turn scalars into 1-item lists and make the vectors the same size."
-        )
-    if max_len is not None:
-        tensors = [t[:max_len] for t in tensors]
+    tensors = _as_tensors(seqs, max_len)  # B tensors (L_b, *F)
     lengths = torch.tensor([len(t) for t in tensors], dtype=torch.long)  # (B,)
     T = max_len if max_len is not None else int(lengths.max())
     padded = tensors[0].new_full((len(tensors), T, *tensors[0].shape[1:]), pad_value)  # (B, T, *F)
@@ -154,20 +180,7 @@ def padding_mask(lengths: Tensor | Sequence[int], max_len: int | None = None) ->
         uses the opposite one.
     """
     lengths = torch.as_tensor(lengths)
-    if lengths.dim() != 1 or lengths.dtype.is_floating_point or lengths.dtype == torch.bool:
-        raise ValueError(
-            f"lengths must be a 1-D integer tensor (B,), got dtype {lengths.dtype} and shape "
-            f"{tuple(lengths.shape)}."
-        )
-    if len(lengths) and int(lengths.min()) < 0:
-        raise ValueError(f"lengths must be >= 0, got {lengths.tolist()}.")
-    longest = int(lengths.max()) if len(lengths) else 0
-    T = longest if max_len is None else max_len
-    if T < longest:
-        raise ValueError(
-            f"max_len={max_len} is shorter than the longest sequence ({longest}); "
-            "pass a larger max_len or cut the sequences first (pad_sequences(..., max_len=...))."
-        )
+    T = _mask_width(lengths, max_len)
     positions = torch.arange(T, device=lengths.device)  # (T,)
     return positions[None, :] < lengths[:, None]  # (B, T)
 
@@ -198,6 +211,7 @@ def length_sorted_batches(
     return [batches[i] for i in torch.randperm(len(batches), generator=generator).tolist()]
 
 
+# %% ../../book/01_sequences.ipynb #df0b63d6
 def padding_fraction(
     batches: Iterable[Tensor | Sequence[int]], lengths: Sequence[int] | Tensor
 ) -> float:
