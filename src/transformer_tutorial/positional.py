@@ -98,7 +98,8 @@ class LearnedPositionalEmbedding(nn.Module):
         self.d_model = d_model
         self.max_len = max_len
         self.embedding = nn.Embedding(max_len, d_model)
-        # Small random start, as BERT and GPT-2 initialise their position tables (std 0.02).
+        # Small random start, as BERT initialises its position table (std 0.02; the original
+        # GPT-2 code uses 0.01).
         nn.init.normal_(self.embedding.weight, std=0.02)
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
