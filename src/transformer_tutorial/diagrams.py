@@ -232,4 +232,5 @@ def note(ax, xy: tuple[float, float], text: str, fontsize: float = 9, **kwargs) 
     """Free text in the diagram (an explanation, a formula), grey and small."""
     kwargs.setdefault("ha", "center")
     kwargs.setdefault("va", "center")
-    ax.text(*xy, text, fontsize=fontsize, color="#444444", **kwargs)
+    kwargs.setdefault("color", "#444444")
+    ax.text(*xy, text, fontsize=fontsize, **kwargs)
