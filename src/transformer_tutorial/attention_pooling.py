@@ -27,7 +27,9 @@ def true_function(x: Tensor) -> Tensor:
 def make_regression_data(
     n: int = 50, noise: float = 0.5, x_max: float = 5.0, generator: torch.Generator | None = None
 ) -> tuple[Tensor, Tensor]:
-    """Noisy samples ``y = true_function(x) + noise * N(0, 1)`` at sorted uniform ``x`` in ``[0, x_max)``.
+    """Noisy samples of the curve, ``y = true_function(x) + noise * N(0, 1)``.
+
+    The inputs ``x`` are uniform in ``[0, x_max)`` and sorted.
 
     Shape:
         returns ``x`` ``(n,)`` and ``y`` ``(n,)``.
@@ -38,6 +40,30 @@ def make_regression_data(
 
 
 # %% ../../book/05_attention_pooling.ipynb #5b6400bd
+def _check_pairs(queries: Tensor, keys: Tensor, values: Tensor) -> None:
+    """Raise a readable error when queries, keys and values do not fit together."""
+    if queries.dim() != 1:
+        raise ValueError(
+            f"queries must be one number per query, shape (T_q,), got {tuple(queries.shape)}"
+        )
+    if keys.shape != values.shape:
+        raise ValueError(
+            f"every key needs exactly one value: keys {tuple(keys.shape)} vs values "
+            f"{tuple(values.shape)}"
+        )
+    if keys.dim() == 2 and keys.shape[0] != queries.shape[0]:
+        raise ValueError(
+            f"per-query keys must have one row per query: {keys.shape[0]} rows for "
+            f"{queries.shape[0]} queries"
+        )
+    if keys.dim() not in (1, 2):
+        raise ValueError(
+            "keys must be (T_k,) shared by all queries or (T_q, T_k) per query, got "
+            f"{tuple(keys.shape)}"
+        )
+
+
+# %% ../../book/05_attention_pooling.ipynb #8c9126b2
 def average_pooling(queries: Tensor, keys: Tensor, values: Tensor) -> tuple[Tensor, Tensor]:
     """Predict the mean of the values for every query: attention with uniform weights.
 
@@ -52,26 +78,6 @@ def average_pooling(queries: Tensor, keys: Tensor, values: Tensor) -> tuple[Tens
     T_q, T_k = queries.shape[0], keys.shape[-1]
     weights = torch.full((T_q, T_k), 1.0 / T_k, dtype=values.dtype)  # (T_q, T_k)
     return (weights * values).sum(dim=-1), weights  # (T_q,), (T_q, T_k)
-
-
-def _check_pairs(queries: Tensor, keys: Tensor, values: Tensor) -> None:
-    """Raise a readable error when queries, keys and values do not fit together."""
-    if queries.dim() != 1:
-        raise ValueError(
-            f"queries must be one number per query, shape (T_q,), got {tuple(queries.shape)}"
-        )
-    if keys.shape != values.shape:
-        raise ValueError(
-            f"every key needs exactly one value: keys {tuple(keys.shape)} vs values {tuple(values.shape)}"
-        )
-    if keys.dim() == 2 and keys.shape[0] != queries.shape[0]:
-        raise ValueError(
-            f"per-query keys must have one row per query: {keys.shape[0]} rows for {queries.shape[0]} queries"
-        )
-    if keys.dim() not in (1, 2):
-        raise ValueError(
-            f"keys must be (T_k,) shared by all queries or (T_q, T_k) per query, got {tuple(keys.shape)}"
-        )
 
 
 # %% ../../book/05_attention_pooling.ipynb #29170e92
