@@ -12,7 +12,7 @@ from torch import Tensor, nn
 
 
 def _check_mask(mask: Tensor, scores_shape: torch.Size) -> None:
-    """Raise a readable error when ``mask`` is not a boolean tensor broadcastable to the scores."""
+    """Raise a readable error when ``mask`` is not boolean or does not broadcast to the scores."""
     if mask.dtype != torch.bool:
         raise ValueError(
             f"mask must be a boolean tensor (True = may attend), got dtype {mask.dtype}; "
@@ -30,6 +30,7 @@ def _check_mask(mask: Tensor, scores_shape: torch.Size) -> None:
         )
 
 
+# %% ../../book/06_attention_scoring.ipynb #e8f54345
 def masked_softmax(scores: Tensor, mask: Tensor | None = None) -> Tensor:
     """Softmax over the last axis that gives exactly zero weight to masked keys.
 
@@ -62,6 +63,42 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None) -> Tensor:
 
 
 # %% ../../book/06_attention_scoring.ipynb #530464c8
+def _check_keys(W_k: nn.Linear, keys: Tensor) -> None:
+    """Raise a readable error when ``keys`` do not have the size ``W_k`` projects."""
+    if keys.shape[-1] != W_k.in_features:
+        raise ValueError(
+            f"AdditiveAttention expects keys (..., {W_k.in_features}), got {tuple(keys.shape)}."
+        )
+
+
+def _check_additive(
+    W_q: nn.Linear,
+    W_k: nn.Linear,
+    queries: Tensor,
+    keys: Tensor,
+    values: Tensor,
+    projected_keys: Tensor | None,
+) -> None:
+    """Raise a readable error when the inputs of ``AdditiveAttention`` do not fit together."""
+    if queries.shape[-1] != W_q.in_features or keys.shape[-1] != W_k.in_features:
+        raise ValueError(
+            f"AdditiveAttention expects queries (..., {W_q.in_features}) and keys "
+            f"(..., {W_k.in_features}), got {tuple(queries.shape)} and {tuple(keys.shape)}."
+        )
+    if keys.shape[-2] != values.shape[-2]:
+        raise ValueError(
+            f"every key needs its value: keys have {keys.shape[-2]} positions, "
+            f"values {values.shape[-2]}."
+        )
+    expected = (*keys.shape[:-1], W_k.out_features)
+    if projected_keys is not None and projected_keys.shape != expected:
+        raise ValueError(
+            f"projected_keys must be project_keys(keys), of shape {expected}; "
+            f"got {tuple(projected_keys.shape)}."
+        )
+
+
+# %% ../../book/06_attention_scoring.ipynb #35fb8dae
 class AdditiveAttention(nn.Module):
     """Additive (Bahdanau) attention: ``score(q, k) = w_v^T tanh(W_q q + W_k k)``.
 
@@ -94,11 +131,7 @@ class AdditiveAttention(nn.Module):
         at a time (the decoder of chapter 7), computes it once and passes it to ``forward`` as
         ``projected_keys``.
         """
-        if keys.shape[-1] != self.W_k.in_features:
-            raise ValueError(
-                f"AdditiveAttention expects keys (..., {self.W_k.in_features}), "
-                f"got {tuple(keys.shape)}."
-            )
+        _check_keys(self.W_k, keys)
         return self.W_k(keys)
 
     def forward(
@@ -109,23 +142,9 @@ class AdditiveAttention(nn.Module):
         mask: Tensor | None = None,
         projected_keys: Tensor | None = None,
     ) -> tuple[Tensor, Tensor]:
-        if queries.shape[-1] != self.W_q.in_features or keys.shape[-1] != self.W_k.in_features:
-            raise ValueError(
-                f"AdditiveAttention expects queries (..., {self.W_q.in_features}) and keys "
-                f"(..., {self.W_k.in_features}), got {tuple(queries.shape)} and {tuple(keys.shape)}."
-            )
-        if keys.shape[-2] != values.shape[-2]:
-            raise ValueError(
-                f"every key needs its value: keys have {keys.shape[-2]} positions, "
-                f"values {values.shape[-2]}."
-            )
+        _check_additive(self.W_q, self.W_k, queries, keys, values, projected_keys)
         if projected_keys is None:
             projected_keys = self.project_keys(keys)  # (..., T_k, hidden)
-        elif projected_keys.shape != (*keys.shape[:-1], self.W_k.out_features):
-            raise ValueError(
-                f"projected_keys must be project_keys(keys), of shape "
-                f"{(*keys.shape[:-1], self.W_k.out_features)}; got {tuple(projected_keys.shape)}."
-            )
         q = self.W_q(queries).unsqueeze(-2)  # (..., T_q, 1, hidden)
         k = projected_keys.unsqueeze(-3)  # (..., 1, T_k, hidden)
         scores = self.w_v(torch.tanh(q + k)).squeeze(-1)  # (..., T_q, T_k)
@@ -150,6 +169,7 @@ def _check_qkv(q: Tensor, k: Tensor, v: Tensor) -> None:
         )
 
 
+# %% ../../book/06_attention_scoring.ipynb #0f7f89b6
 def attention(
     q: Tensor,
     k: Tensor,
