@@ -110,7 +110,7 @@ NBVAL_NUMERICS ?= ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE OMP_NUM_THREAD
 
 nbval: $(STAMP)
 	env $(NBVAL_NUMERICS) $(BIN)/pytest -q -p no:cacheprovider --nbval --nbval-current-env \
-	  --nbval-sanitize-with nbval_sanitize.cfg --nbval-cell-timeout=300 $(NB)
+	  --nbval-sanitize-with nbval_sanitize.cfg --nbval-cell-timeout=900 $(NB)
 
 site-test: book
 	@command -v chromium >/dev/null || command -v apt-get >/dev/null || { echo "The site test \
