@@ -30,12 +30,49 @@ from dataclasses import dataclass, replace
 import torch
 from torch import Tensor, nn
 
+from transformer_tutorial.positional import (
+    LearnedPositionalEmbedding,
+    SinusoidalPositionalEncoding,
+)
+
 from .feedforward import PositionwiseFeedForward
 from .masks import causal_mask, decoder_self_mask, key_padding_mask
 from .multihead import MultiHeadAttention
-from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 
 
+def _check_config(c) -> None:
+    """Raise ``ValueError`` for a combination of hyperparameters that cannot work."""
+    for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "num_heads", "d_ff", "max_len"):
+        if getattr(c, name) < 1:
+            raise ValueError(f"{name} must be a positive integer, got {getattr(c, name)}")
+    for name in ("num_encoder_layers", "num_decoder_layers"):
+        if getattr(c, name) < 1:
+            raise ValueError(f"{name} must be at least 1, got {getattr(c, name)}")
+    if c.d_model % c.num_heads != 0:
+        raise ValueError(
+            f"d_model ({c.d_model}) must be divisible by num_heads ({c.num_heads}): "
+            f"each head gets d_model / num_heads dimensions (512 / 8 = 64 in the paper)."
+        )
+    if not c.learned_positions and c.d_model % 2 != 0:
+        raise ValueError(
+            f"sinusoidal positions need an even d_model (sine/cosine pairs), got {c.d_model}"
+        )
+    if not 0.0 <= c.dropout < 1.0:
+        raise ValueError(f"dropout must be in [0, 1), got {c.dropout}")
+    if c.share_embeddings and c.src_vocab_size != c.tgt_vocab_size:
+        raise ValueError(
+            f"share_embeddings=True needs one vocabulary for both sides, but src_vocab_size="
+            f"{c.src_vocab_size} and tgt_vocab_size={c.tgt_vocab_size}; train a joint "
+            f"tokenizer (as the paper's shared 37000-token BPE) or set share_embeddings=False."
+        )
+    if not 0 <= c.pad_id < min(c.src_vocab_size, c.tgt_vocab_size):
+        raise ValueError(
+            f"pad_id ({c.pad_id}) must be a valid id in both vocabularies "
+            f"(< {min(c.src_vocab_size, c.tgt_vocab_size)})"
+        )
+
+
+# %% ../../book/13_transformer.ipynb #673b7167
 @dataclass
 class TransformerConfig:
     """Every hyperparameter of the encoder-decoder Transformer, in one place.
@@ -52,56 +89,23 @@ class TransformerConfig:
     num_encoder_layers: int = 6  # N: encoder blocks in the stack
     num_decoder_layers: int = 6  # N: decoder blocks in the stack
     d_ff: int = 2048  # hidden width of the position-wise feed-forward network
-    dropout: float = (
-        0.1  # P_drop: on embeddings + positions, on every sub-layer output, on attention weights
-    )
+    # P_drop: on embeddings + positions, on every sub-layer output, on attention weights
+    dropout: float = 0.1
     max_len: int = 512  # longest source or target sequence: the position table has this many rows
-    norm_first: bool = (
-        False  # False: post-norm LayerNorm(x + Sublayer(x)) as in the paper; True: pre-norm
-    )
-    share_embeddings: bool = (
-        False  # one embedding table for source and target (needs equal vocab sizes)
-    )
-    tie_output: bool = (
-        True  # the output projection reuses the target embedding matrix (paper section 3.4)
-    )
+    # False: post-norm LayerNorm(x + Sublayer(x)) as in the paper; True: pre-norm
+    norm_first: bool = False
+    # one embedding table for source and target (needs equal vocabulary sizes)
+    share_embeddings: bool = False
+    # the output projection reuses the target embedding matrix (paper section 3.4)
+    tie_output: bool = True
     pad_id: int = 0  # padding token id (same in both vocabularies); no query ever attends to it
-    fused_attention: bool = (
-        False  # attention through F.scaled_dot_product_attention (same maths, faster)
-    )
-    learned_positions: bool = (
-        False  # learned position vectors instead of sinusoids (paper Table 3, row E)
-    )
+    # attention through F.scaled_dot_product_attention (same maths, faster)
+    fused_attention: bool = False
+    # learned position vectors instead of sinusoids (paper Table 3, row E)
+    learned_positions: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "num_heads", "d_ff", "max_len"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)}")
-        for name in ("num_encoder_layers", "num_decoder_layers"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.d_model % self.num_heads != 0:
-            raise ValueError(
-                f"d_model ({self.d_model}) must be divisible by num_heads ({self.num_heads}): "
-                f"each head gets d_model / num_heads dimensions (512 / 8 = 64 in the paper)."
-            )
-        if not self.learned_positions and self.d_model % 2 != 0:
-            raise ValueError(
-                f"sinusoidal positions need an even d_model (sine/cosine pairs), got {self.d_model}"
-            )
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
-        if self.share_embeddings and self.src_vocab_size != self.tgt_vocab_size:
-            raise ValueError(
-                f"share_embeddings=True needs one vocabulary for both sides, but src_vocab_size="
-                f"{self.src_vocab_size} and tgt_vocab_size={self.tgt_vocab_size}; train a joint "
-                f"tokenizer (as the paper's shared 37000-token BPE) or set share_embeddings=False."
-            )
-        if not 0 <= self.pad_id < min(self.src_vocab_size, self.tgt_vocab_size):
-            raise ValueError(
-                f"pad_id ({self.pad_id}) must be a valid id in both vocabularies "
-                f"(< {min(self.src_vocab_size, self.tgt_vocab_size)})"
-            )
+        _check_config(self)
 
     @property
     def head_dim(self) -> int:
@@ -109,12 +113,13 @@ class TransformerConfig:
         return self.d_model // self.num_heads
 
 
+# %% ../../book/13_transformer.ipynb #866b1046
 def base_config(vocab_size: int = 37000, **overrides) -> TransformerConfig:
     """The paper's base model (Vaswani et al. 2017, Table 3, row "base").
 
-    | N | d_model | d_ff | h | d_k = d_v | P_drop | vocabulary |
-    |---|---------|------|---|-----------|--------|------------|
-    | 6 | 512     | 2048 | 8 | 64        | 0.1    | one shared BPE vocabulary of about 37000 tokens |
+    | N | d_model | d_ff | h | d_k = d_v | P_drop | vocabulary                     |
+    |---|---------|------|---|-----------|--------|--------------------------------|
+    | 6 | 512     | 2048 | 8 | 64        | 0.1    | one shared BPE, ~37000 tokens  |
 
     Parameters: the paper's Table 3 says 65M, a rounded figure; the model
     this function builds, with the default shared vocabulary of 37000
@@ -479,6 +484,31 @@ class Decoder(nn.Module):
 
 
 # %% ../../book/13_transformer.ipynb #2e161494
+def _check_tokens(config: TransformerConfig, name: str, tokens: Tensor, offset: int = 0) -> None:
+    """Raise a readable error unless ``tokens`` are ``(B, length)`` ids within ``max_len``."""
+    if tokens.dim() != 2 or tokens.dtype not in (torch.int32, torch.int64):
+        raise ValueError(
+            f"{name} must be integer token ids of shape (B, length), got {tuple(tokens.shape)} "
+            f"{tokens.dtype}; add a batch dimension with .unsqueeze(0) for one sentence."
+        )
+    if offset + tokens.shape[1] > config.max_len:
+        raise ValueError(
+            f"{name} reaches position {offset + tokens.shape[1] - 1}, but the model has "
+            f"positions 0..{config.max_len - 1} (config.max_len={config.max_len}); "
+            f"shorten the sequence or build the model with a larger max_len."
+        )
+
+
+def _check_memory(memory: Tensor, src: Tensor, tgt: Tensor) -> None:
+    """Raise a readable error unless ``memory`` is ``encode(src)`` for the rows of ``tgt``."""
+    if memory.shape[:2] != src.shape or memory.shape[0] != tgt.shape[0]:
+        raise ValueError(
+            f"memory {tuple(memory.shape)}, src {tuple(src.shape)} and tgt {tuple(tgt.shape)} "
+            f"do not fit together; memory must be encode(src), one row per target row."
+        )
+
+
+# %% ../../book/13_transformer.ipynb #45ab8eb1
 class Transformer(nn.Module):
     """The encoder-decoder Transformer of "Attention Is All You Need".
 
@@ -525,26 +555,13 @@ class Transformer(nn.Module):
         if not self.config.tie_output:
             nn.init.normal_(self.output.weight, mean=0.0, std=self.config.d_model**-0.5)
 
-    def _check_tokens(self, name: str, tokens: Tensor, offset: int = 0) -> None:
-        if tokens.dim() != 2 or tokens.dtype not in (torch.int32, torch.int64):
-            raise ValueError(
-                f"{name} must be integer token ids of shape (B, length), got {tuple(tokens.shape)} "
-                f"{tokens.dtype}; add a batch dimension with .unsqueeze(0) for one sentence."
-            )
-        if offset + tokens.shape[1] > self.config.max_len:
-            raise ValueError(
-                f"{name} reaches position {offset + tokens.shape[1] - 1}, but the model has "
-                f"positions 0..{self.config.max_len - 1} (config.max_len={self.config.max_len}); "
-                f"shorten the sequence or build the model with a larger max_len."
-            )
-
     def new_cache(self) -> KVCache:
         """An empty key/value cache for incremental decoding with ``decode(..., cache=...)``."""
         return KVCache.empty(len(self.decoder.layers))
 
     def encode(self, src: Tensor) -> Tensor:
         """Read the source: token ids ``(B, S)`` -> memory ``(B, S, D)``."""
-        self._check_tokens("src", src)
+        _check_tokens(self.config, "src", src)
         x = self.dropout(self.src_positions(self.src_embed(src)))  # (B, S, D)
         return self.encoder(x, key_padding_mask(src, self.config.pad_id))  # (B, S, D)
 
@@ -572,14 +589,10 @@ class Transformer(nn.Module):
             tgt ``(B, T)``, memory ``(B, S, D)``, src ``(B, S)``; returns logits ``(B, T, V)``.
         """
         offset = 0 if cache is None else cache.length
-        self._check_tokens("tgt", tgt, offset)
-        self._check_tokens("src", src)
+        _check_tokens(self.config, "tgt", tgt, offset)
+        _check_tokens(self.config, "src", src)
+        _check_memory(memory, src, tgt)
         B, T = tgt.shape
-        if memory.shape[:2] != src.shape or memory.shape[0] != B:
-            raise ValueError(
-                f"memory {tuple(memory.shape)}, src {tuple(src.shape)} and tgt {tuple(tgt.shape)} "
-                f"do not fit together; memory must be encode(src), one row per target row."
-            )
         pad = self.config.pad_id
         x = self.dropout(self.tgt_positions(self.tgt_embed(tgt), offset=offset))  # (B, T, D)
         src_mask = key_padding_mask(src, pad)  # (B, 1, 1, S)
@@ -589,9 +602,8 @@ class Transformer(nn.Module):
             tokens = cache.append_tokens(tgt)  # (B, offset + T): every target token so far
             L = offset + T
             # The last T rows of the full (L, L) causal mask, and padding over all L keys.
-            tgt_mask = causal_mask(L, device=tgt.device)[offset:] & key_padding_mask(
-                tokens, pad
-            )  # (B, 1, T, L)
+            causal = causal_mask(L, device=tgt.device)[offset:]  # (T, L)
+            tgt_mask = causal & key_padding_mask(tokens, pad)  # (B, 1, T, L)
         h = self.decoder(x, memory, tgt_mask, src_mask, cache)  # (B, T, D)
         if last_only:
             h = h[:, -1:]  # (B, 1, D)
@@ -620,7 +632,7 @@ def to_torch_transformer(model: Transformer) -> nn.Transformer:
     """
     c = model.config
     with warnings.catch_warnings():
-        # In pre-norm mode torch warns that its nested-tensor fast path is off; we turn it off below.
+        # In pre-norm mode torch warns that its nested-tensor fast path is off; it is, below.
         warnings.simplefilter("ignore", UserWarning)
         ref = nn.Transformer(
             d_model=c.d_model,
