@@ -182,6 +182,16 @@ def accuracy_by_distance(model: nn.Module, data: TaggingData) -> dict[int, float
 
 
 # %% ../../book/08_self_attention.ipynb #fba6da70
+def _check_input(x: Tensor, d_in: int) -> None:
+    """Raise a readable error when ``x`` is not a batch of sequences of ``d_in``-vectors."""
+    if x.dim() != 3 or x.shape[-1] != d_in:
+        raise ValueError(
+            f"x must have shape (B, T, d_in={d_in}), got {tuple(x.shape)}; "
+            "add a batch dimension with x.unsqueeze(0) for a single sequence."
+        )
+
+
+# %% ../../book/08_self_attention.ipynb #ee3c78db
 class SelfAttention(nn.Module):
     """Single-head self-attention: ``Q = X W_q, K = X W_k, V = X W_v``,
     ``out = softmax(Q K^T / sqrt(d_k)) V`` (masked keys get weight 0).
@@ -209,11 +219,7 @@ class SelfAttention(nn.Module):
         self.W_v = nn.Parameter(torch.randn(d_in, d_v) / math.sqrt(d_in))
 
     def forward(self, x: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        if x.dim() != 3 or x.shape[-1] != self.d_in:
-            raise ValueError(
-                f"x must have shape (B, T, d_in={self.d_in}), got {tuple(x.shape)}; "
-                "add a batch dimension with x.unsqueeze(0) for a single sequence."
-            )
+        _check_input(x, self.d_in)
         q = x @ self.W_q  # (B, T, Dk)
         k = x @ self.W_k  # (B, T, Dk)
         v = x @ self.W_v  # (B, T, Dv)
