@@ -9,6 +9,45 @@ from torch import Tensor, nn
 from .attention import attention, fused_attention
 
 
+def _check_heads(d_model: int, num_heads: int) -> None:
+    if num_heads < 1 or d_model % num_heads != 0:
+        raise ValueError(
+            f"d_model ({d_model}) must be a positive multiple of num_heads ({num_heads}), "
+            f"because every head gets d_model / num_heads dimensions; e.g. d_model=512, "
+            f"num_heads=8 gives 64 per head."
+        )
+
+
+def _check_input(name: str, x: Tensor, d_model: int) -> None:
+    if x.dim() != 3 or x.shape[-1] != d_model:
+        raise ValueError(
+            f"{name} must have shape (B, T, d_model={d_model}), got {tuple(x.shape)}; "
+            "add a batch dimension with x.unsqueeze(0) for a single sequence."
+        )
+
+
+def _check_key_value(key: Tensor, value: Tensor, d_model: int) -> None:
+    _check_input("key", key, d_model)
+    _check_input("value", value, d_model)
+    if key.shape[:2] != value.shape[:2]:
+        raise ValueError(
+            f"key and value must have the same batch size and length, got "
+            f"{tuple(key.shape)} and {tuple(value.shape)}."
+        )
+
+
+def _check_projected(query: Tensor, k: Tensor, v: Tensor, num_heads: int, head_dim: int) -> None:
+    _check_input("query", query, num_heads * head_dim)
+    expected = (query.shape[0], num_heads, head_dim)
+    if k.dim() != 4 or v.dim() != 4 or (k.shape[0], k.shape[1], k.shape[3]) != expected:
+        raise ValueError(
+            f"k and v must have shape (B={expected[0]}, H={expected[1]}, T_k, "
+            f"Dh={expected[2]}), got {tuple(k.shape)} and {tuple(v.shape)}; "
+            "make them with project_kv(key, value)."
+        )
+
+
+# %% ../../book/09_multihead.ipynb #a4d5d4df
 class MultiHeadAttention(nn.Module):
     """Multi-head scaled dot-product attention (Vaswani et al. 2017, section 3.2.2).
 
@@ -31,12 +70,7 @@ class MultiHeadAttention(nn.Module):
 
     def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True):
         super().__init__()
-        if num_heads < 1 or d_model % num_heads != 0:
-            raise ValueError(
-                f"d_model ({d_model}) must be a positive multiple of num_heads ({num_heads}), "
-                f"because every head gets d_model / num_heads dimensions; e.g. d_model=512, "
-                f"num_heads=8 gives 64 per head."
-            )
+        _check_heads(d_model, num_heads)
         self.d_model = d_model
         self.num_heads = num_heads
         self.head_dim = d_model // num_heads
@@ -45,13 +79,6 @@ class MultiHeadAttention(nn.Module):
         self.k_proj = nn.Linear(d_model, d_model, bias=bias)
         self.v_proj = nn.Linear(d_model, d_model, bias=bias)
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)
-
-    def _check_input(self, name: str, x: Tensor) -> None:
-        if x.dim() != 3 or x.shape[-1] != self.d_model:
-            raise ValueError(
-                f"{name} must have shape (B, T, d_model={self.d_model}), got {tuple(x.shape)}; "
-                "add a batch dimension with x.unsqueeze(0) for a single sequence."
-            )
 
     def split_heads(self, x: Tensor) -> Tensor:
         """``(B, T, D)`` -> ``(B, H, T, Dh)``: head ``h`` gets features ``h*Dh .. (h+1)*Dh - 1``."""
@@ -69,13 +96,7 @@ class MultiHeadAttention(nn.Module):
         Shape:
             key, value ``(B, T_k, D)`` -> k, v ``(B, H, T_k, Dh)`` each.
         """
-        self._check_input("key", key)
-        self._check_input("value", value)
-        if key.shape[:2] != value.shape[:2]:
-            raise ValueError(
-                f"key and value must have the same batch size and length, got "
-                f"{tuple(key.shape)} and {tuple(value.shape)}."
-            )
+        _check_key_value(key, value, self.d_model)
         k = self.split_heads(self.k_proj(key))  # (B, H, T_k, Dh)
         v = self.split_heads(self.v_proj(value))  # (B, H, T_k, Dh)
         return k, v
@@ -103,14 +124,7 @@ class MultiHeadAttention(nn.Module):
             query ``(B, T_q, D)``, k and v ``(B, H, T_k, Dh)``; returns ``(B, T_q, D)`` and
             weights ``(B, H, T_q, T_k)`` (or ``None``).
         """
-        self._check_input("query", query)
-        expected = (query.shape[0], self.num_heads, self.head_dim)
-        if k.dim() != 4 or v.dim() != 4 or (k.shape[0], k.shape[1], k.shape[3]) != expected:
-            raise ValueError(
-                f"k and v must have shape (B={expected[0]}, H={expected[1]}, T_k, "
-                f"Dh={expected[2]}), got {tuple(k.shape)} and {tuple(v.shape)}; "
-                "make them with project_kv(key, value)."
-            )
+        _check_projected(query, k, v, self.num_heads, self.head_dim)
         q = self.split_heads(self.q_proj(query))  # (B, H, T_q, Dh)
         dropout_p = self.dropout if self.training else 0.0
         if fused and not need_weights:
