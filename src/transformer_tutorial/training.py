@@ -86,6 +86,7 @@ def train_tokenizer(
     return tokenizer
 
 
+# %% ../../book/14_training.ipynb #fcdd9a9b
 def encode(tokenizer: Tokenizer, texts: Sequence[str]) -> list[list[int]]:
     """Token ids of each text, without special tokens (``collate`` adds BOS and EOS)."""
     if isinstance(texts, str):
@@ -121,11 +122,22 @@ def encode_pairs(
 
 # %% ../../book/14_training.ipynb #ac0e4423
 def padded_lengths(pair: tuple[Sequence[int], Sequence[int]]) -> tuple[int, int]:
-    """Lengths of a pair once ``collate`` has added EOS to the source and BOS/EOS to the target."""
+    """Lengths of a pair once ``collate`` has added EOS to the source, BOS/EOS to the target."""
     src, tgt = pair
     return len(src) + 1, len(tgt) + 1
 
 
+def _check_budget(sizes: Sequence[int], max_tokens: int) -> None:
+    """Raise a readable error when one pair alone needs more than ``max_tokens`` positions."""
+    if sizes and max(sizes) > max_tokens:
+        longest = max(range(len(sizes)), key=sizes.__getitem__)
+        raise ValueError(
+            f"pair {longest} needs {sizes[longest]} positions but max_tokens is {max_tokens}; "
+            "raise max_tokens or cut long sentences (encode_pairs(..., max_len=...))."
+        )
+
+
+# %% ../../book/14_training.ipynb #38f53de3
 def token_budget_batches(
     pairs: Sequence[tuple[Sequence[int], Sequence[int]]],
     max_tokens: int,
@@ -135,8 +147,8 @@ def token_budget_batches(
     """Group pair indices into batches of similar length, each within a token budget.
 
     The pairs are sorted by length (ties broken at random with ``seed``) and cut into runs so that
-    ``len(batch) * max(S, T) <= max_tokens``, where ``S`` and ``T`` are the longest padded source and
-    target in the batch: the budget counts padding too, so it bounds the memory of a step. The
+    ``len(batch) * max(S, T) <= max_tokens``, where ``S`` and ``T`` are the longest padded source
+    and target in the batch: the budget counts padding too, so it bounds the memory of a step. The
     order of the batches is then shuffled with ``seed`` (pass ``seed + epoch`` for a new order in
     each epoch); sentences inside a batch stay sorted.
 
@@ -151,12 +163,7 @@ def token_budget_batches(
     """
     rng = random.Random(seed)
     sizes = [max(padded_lengths(p)) for p in pairs]
-    if sizes and max(sizes) > max_tokens:
-        longest = max(range(len(pairs)), key=sizes.__getitem__)
-        raise ValueError(
-            f"pair {longest} needs {sizes[longest]} positions but max_tokens is {max_tokens}; "
-            "raise max_tokens or cut long sentences (encode_pairs(..., max_len=...))."
-        )
+    _check_budget(sizes, max_tokens)
     noise = [rng.random() for _ in pairs]
     order = sorted(range(len(pairs)), key=lambda i: (sizes[i], *padded_lengths(pairs[i]), noise[i]))
     batches: list[list[int]] = []
@@ -175,6 +182,7 @@ def token_budget_batches(
     return batches
 
 
+# %% ../../book/14_training.ipynb #d34aaea9
 def padding_fraction(
     pairs: Sequence[tuple[Sequence[int], Sequence[int]]], batches: Iterable[Sequence[int]]
 ) -> float:
@@ -240,6 +248,22 @@ def make_batches(
 
 
 # %% ../../book/14_training.ipynb #d9017f0f
+def _check_smoothing(smoothing: float, reduction: str) -> None:
+    if not 0.0 <= smoothing < 1.0:
+        raise ValueError(f"smoothing must be in [0, 1), got {smoothing}.")
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}.")
+
+
+def _check_logits(logits: Tensor, target: Tensor) -> None:
+    if logits.shape[:-1] != target.shape:
+        raise ValueError(
+            f"logits {tuple(logits.shape)} must be target {tuple(target.shape)} plus a "
+            "vocabulary dimension, e.g. (B, T, V) and (B, T)."
+        )
+
+
+# %% ../../book/14_training.ipynb #9cc22317
 class LabelSmoothingLoss(nn.Module):
     """Cross-entropy against a smoothed target: ``1 - smoothing`` on the true token and
     ``smoothing`` spread evenly over all ``V`` tokens (the true one included).
@@ -256,20 +280,15 @@ class LabelSmoothingLoss(nn.Module):
         logits: ``(*, V)``; target: ``(*)`` of ids; output: a scalar, or ``(*)`` for ``"none"``.
     """
 
-    def __init__(self, smoothing: float = 0.1, ignore_index: int = PAD_ID, reduction: str = "mean"):
+    def __init__(
+        self, smoothing: float = 0.1, ignore_index: int = PAD_ID, reduction: str = "mean"
+    ) -> None:
         super().__init__()
-        if not 0.0 <= smoothing < 1.0:
-            raise ValueError(f"smoothing must be in [0, 1), got {smoothing}.")
-        if reduction not in ("mean", "sum", "none"):
-            raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}.")
+        _check_smoothing(smoothing, reduction)
         self.smoothing, self.ignore_index, self.reduction = smoothing, ignore_index, reduction
 
     def forward(self, logits: Tensor, target: Tensor) -> Tensor:
-        if logits.shape[:-1] != target.shape:
-            raise ValueError(
-                f"logits {tuple(logits.shape)} must be target {tuple(target.shape)} plus a "
-                "vocabulary dimension, e.g. (B, T, V) and (B, T)."
-            )
+        _check_logits(logits, target)
         if logits.dtype in (torch.float16, torch.bfloat16):
             logits = logits.float()  # the loss in float32 even when the model runs in 16 bits
         log_probs = F.log_softmax(logits, dim=-1)  # (*, V)
