@@ -10,34 +10,13 @@ import torch
 from torch import Tensor, nn
 
 
-def sinusoidal_encoding(max_len: int, d_model: int) -> Tensor:
-    """The sinusoidal position table of "Attention Is All You Need" (section 3.5).
-
-    Row ``i`` holds ``sin(i * w_j)`` in column ``2j`` and ``cos(i * w_j)`` in column ``2j + 1``,
-    with frequencies ``w_j = 10000 ** (-2j / d_model)``.
-
-    Args:
-        max_len: number of positions (rows), positions ``0 .. max_len - 1``.
-        d_model: width of each position vector; must be even (one sine and one cosine per frequency).
-
-    Shape:
-        returns ``(max_len, D)``, float32.
-    """
+def _check_table(max_len: int, d_model: int) -> None:
     if max_len < 0:
         raise ValueError(f"max_len must be >= 0, got {max_len}")
     if d_model <= 0 or d_model % 2 != 0:
         raise ValueError(
             f"d_model must be a positive even number (sine/cosine pairs), got {d_model}"
         )
-    # float64 for the angles: i * w_j reaches thousands of radians, where float32 loses digits.
-    position = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)  # (max_len, 1)
-    j2 = torch.arange(0, d_model, 2, dtype=torch.float64)  # (D/2,) the even column indices 2j
-    inv_freq = torch.exp(-math.log(10000.0) * j2 / d_model)  # (D/2,) w_j = 10000^(-2j/D)
-    angles = position * inv_freq  # (max_len, D/2)
-    pe = torch.empty(max_len, d_model, dtype=torch.float64)
-    pe[:, 0::2] = torch.sin(angles)
-    pe[:, 1::2] = torch.cos(angles)
-    return pe.float()  # (max_len, D)
 
 
 def _check_positions(x: Tensor, d_model: int, max_len: int, offset: int) -> None:
@@ -47,9 +26,36 @@ def _check_positions(x: Tensor, d_model: int, max_len: int, offset: int) -> None
         raise ValueError(f"offset must be >= 0, got {offset}")
     if offset + x.size(1) > max_len:
         raise ValueError(
-            f"positions {offset}..{offset + x.size(1) - 1} do not fit a table of max_len={max_len} "
-            f"rows; build the module with a larger max_len (or shorten the input)"
+            f"positions {offset}..{offset + x.size(1) - 1} do not fit a table of "
+            f"max_len={max_len} rows; build the module with a larger max_len "
+            f"(or shorten the input)"
         )
+
+
+# %% ../../book/10_positional_encoding.ipynb #bc5c1215
+def sinusoidal_encoding(max_len: int, d_model: int) -> Tensor:
+    """The sinusoidal position table of "Attention Is All You Need" (section 3.5).
+
+    Row ``i`` holds ``sin(i * w_j)`` in column ``2j`` and ``cos(i * w_j)`` in column ``2j + 1``,
+    with frequencies ``w_j = 10000 ** (-2j / d_model)``.
+
+    Args:
+        max_len: number of positions (rows), positions ``0 .. max_len - 1``.
+        d_model: width of each position vector; even (a sine and a cosine per frequency).
+
+    Shape:
+        returns ``(max_len, D)``, float32.
+    """
+    _check_table(max_len, d_model)
+    # float64 for the angles: i * w_j reaches thousands of radians, where float32 loses digits.
+    position = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)  # (max_len, 1)
+    j2 = torch.arange(0, d_model, 2, dtype=torch.float64)  # (D/2,) the even column indices 2j
+    inv_freq = torch.exp(-math.log(10000.0) * j2 / d_model)  # (D/2,) w_j = 10000^(-2j/D)
+    angles = position * inv_freq  # (max_len, D/2)
+    pe = torch.empty(max_len, d_model, dtype=torch.float64)
+    pe[:, 0::2] = torch.sin(angles)
+    pe[:, 1::2] = torch.cos(angles)
+    return pe.float()  # (max_len, D)
 
 
 class SinusoidalPositionalEncoding(nn.Module):
@@ -73,7 +79,7 @@ class SinusoidalPositionalEncoding(nn.Module):
         self.register_buffer("pe", sinusoidal_encoding(max_len, d_model), persistent=False)
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
-        """Add rows ``offset .. offset + T - 1`` of the table (``offset`` > 0 when decoding step by step)."""
+        """Add rows ``offset .. offset + T - 1`` (``offset`` > 0 when decoding step by step)."""
         _check_positions(x, self.d_model, self.max_len, offset)
         B, T, D = x.shape
         return x + self.pe[offset : offset + T].to(x.dtype)  # (B, T, D)
