@@ -101,3 +101,44 @@ def test_nbval_verifies_under_other_numerics_than_the_stored_outputs():
     }
     assert "ATEN_CPU_CAPABILITY=default" in dry["nbval"] and "MKL_CBWR=COMPATIBLE" in dry["nbval"]
     assert "OMP_NUM_THREADS=1" in dry["nbval"] and "OMP_NUM_THREADS=2" in dry["execute"]
+
+
+def _styled(notebooks: list[Path]) -> list:
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_site import NOT_YET_RESTYLED
+
+    pending = pytest.mark.xfail(reason="not yet restyled (test_site.NOT_YET_RESTYLED)")
+    return [
+        pytest.param(nb, marks=pending) if f"book/{nb.stem}" in NOT_YET_RESTYLED else nb
+        for nb in notebooks
+    ]
+
+
+@pytest.mark.parametrize("notebook", _styled(NOTEBOOKS), ids=lambda p: p.name)
+def test_code_fits_the_page(notebook: Path):
+    """The rendered text column fits 100 characters of code; a longer line scrolls sideways."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    from format_notebooks import long_lines
+
+    too_long = long_lines(notebook)
+    assert not too_long, (
+        f"lines longer than 100 characters (run `python tools/format_notebooks.py {notebook}` "
+        "and shorten comments and strings by hand):\n" + "\n".join(too_long)
+    )
+
+
+@pytest.mark.parametrize("notebook", _styled(NOTEBOOKS), ids=lambda p: p.name)
+def test_chapter_uses_the_book_style(notebook: Path):
+    source = "\n".join(c.source for c in nbformat.read(notebook, as_version=4).cells)
+    if "plt." in source:
+        assert "use_book_style()" in source, f"{notebook.name} plots without use_book_style()"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
+def test_chapter_prints_its_time_at_the_end(notebook: Path):
+    nb = nbformat.read(notebook, as_version=4)
+    last = [c for c in nb.cells if c.cell_type == "code"][-1]
+    assert "print(clock)" in last.source, f"{notebook.name}: the last code cell prints the clock"
+    assert "nbval-ignore-output" in last.metadata.get("tags", []), (
+        f"{notebook.name}: the clock's output varies; tag its cell nbval-ignore-output"
+    )
