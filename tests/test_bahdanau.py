@@ -157,6 +157,21 @@ def test_step_by_step_equals_teacher_forced_forward(rnn_type):
     assert torch.allclose(torch.stack(steps, dim=1), logits, atol=1e-6)
 
 
+def test_projected_keys_are_computed_once_per_source_and_change_nothing():
+    """The decoder state carries W_k s_i from ``start``; a step given them equals a step that
+    computes them itself."""
+    model = small_model("gru", seed=4)
+    _, _, batch = random_batch([5, 3], seed=4)
+    with torch.no_grad():
+        start = model.start(batch.src, batch.src_lengths)
+        assert torch.equal(start.keys, model.decoder.attention.project_keys(start.memory))
+        prev = batch.tgt_in[:, 0]
+        given = model.decoder.step(prev, start.hidden, start.memory, start.src_mask, start.keys)
+        computed = model.decoder.step(prev, start.hidden, start.memory, start.src_mask)
+    for a, b in zip(given, computed, strict=True):
+        assert torch.equal(a, b)
+
+
 @pytest.mark.parametrize("rnn_type", RNN_TYPES)
 def test_teacher_forcing_on_own_outputs_reproduces_greedy_decoding(rnn_type):
     model = small_model(rnn_type, seed=2)

@@ -49,12 +49,21 @@ class BahdanauDecoder(nn.Module):
         self.out = nn.Linear(2 * hidden_dim, vocab_size)
 
     def step(
-        self, prev: Tensor, state: RNNState, memory: Tensor, src_mask: Tensor
+        self,
+        prev: Tensor,
+        state: RNNState,
+        memory: Tensor,
+        src_mask: Tensor,
+        keys: Tensor | None = None,
     ) -> tuple[Tensor, RNNState, Tensor]:
-        """One output step: previous tokens ``(B,)`` -> logits ``(B, V)``, new state, weights ``(B, S)``."""
+        """One output step: previous tokens ``(B,)`` -> logits ``(B, V)``, new state, weights ``(B, S)``.
+
+        ``keys`` are the projected encoder states ``W_k s_i`` ``(B, S, A)``; pass them when
+        calling many steps on one source (computed once), or ``None`` to compute them here.
+        """
         query = last_hidden(state).unsqueeze(1)  # (B, 1, D): s'_{t-1} asks the question
         context, weights = self.attention(
-            query, memory, memory, mask=src_mask.unsqueeze(1)
+            query, memory, memory, mask=src_mask.unsqueeze(1), projected_keys=keys
         )  # (B, 1, D), (B, 1, S)
         y = self.embedding(prev).unsqueeze(1)  # (B, 1, E)
         output, state = self.rnn(torch.cat([y, context], dim=-1), state)  # (B, 1, D)
@@ -65,9 +74,10 @@ class BahdanauDecoder(nn.Module):
         self, tgt_in: Tensor, memory: Tensor, src_mask: Tensor, state: RNNState
     ) -> tuple[Tensor, Tensor, RNNState]:
         B, T = tgt_in.shape
+        keys = self.attention.project_keys(memory)  # (B, S, A): W_k s_i, the same at every step
         all_logits, all_weights = [], []
         for t in range(T):  # sequential: the query of step t is the state that step t - 1 made
-            logits, state, weights = self.step(tgt_in[:, t], state, memory, src_mask)
+            logits, state, weights = self.step(tgt_in[:, t], state, memory, src_mask, keys)
             all_logits.append(logits)
             all_weights.append(weights)
         return torch.stack(all_logits, dim=1), torch.stack(all_weights, dim=1), state
@@ -82,6 +92,7 @@ class AttentionState(NamedTuple):
     """What the attention decoder carries from step to step."""
 
     memory: Tensor  # (B, S, D): the encoder states s_1 ... s_S (keys and values)
+    keys: Tensor  # (B, S, A): W_k s_i, computed once per source
     src_mask: Tensor  # (B, S) bool, True = real source token
     hidden: RNNState  # s'_t, (1, B, D)
 
@@ -112,15 +123,17 @@ class AttentionSeq2Seq(nn.Module):
     def start(self, src: Tensor, src_lengths: Tensor) -> AttentionState:
         """Encode the source; keep every state, and start the decoder from the last one."""
         memory, state = self.encoder(src, src_lengths)  # (B, S, D), (1, B, D)
+        keys = self.decoder.attention.project_keys(memory)  # (B, S, A)
         src_mask = padding_mask(src_lengths, max_len=src.shape[1]).to(src.device)  # (B, S)
-        return AttentionState(memory=memory, src_mask=src_mask, hidden=state)
+        return AttentionState(memory=memory, keys=keys, src_mask=src_mask, hidden=state)
 
     def forward_with_weights(
         self, src: Tensor, src_lengths: Tensor, tgt_in: Tensor
     ) -> tuple[Tensor, Tensor]:
         """Teacher-forced logits ``(B, T, V)`` and attention weights ``(B, T, S)``."""
-        start = self.start(src, src_lengths)
-        logits, weights, _ = self.decoder(tgt_in, start.memory, start.src_mask, start.hidden)
+        memory, state = self.encoder(src, src_lengths)  # (B, S, D), (1, B, D)
+        src_mask = padding_mask(src_lengths, max_len=src.shape[1]).to(src.device)  # (B, S)
+        logits, weights, _ = self.decoder(tgt_in, memory, src_mask, state)
         return logits, weights
 
     def forward(self, src: Tensor, src_lengths: Tensor, tgt_in: Tensor) -> Tensor:
@@ -128,5 +141,7 @@ class AttentionSeq2Seq(nn.Module):
 
     def decode_step(self, prev: Tensor, state: AttentionState) -> tuple[Tensor, AttentionState]:
         """One step of inference: previous tokens ``(B,)`` -> logits ``(B, V)`` and the new state."""
-        logits, hidden, _ = self.decoder.step(prev, state.hidden, state.memory, state.src_mask)
+        logits, hidden, _ = self.decoder.step(
+            prev, state.hidden, state.memory, state.src_mask, state.keys
+        )
         return logits, state._replace(hidden=hidden)
