@@ -17,9 +17,11 @@ from transformer_tutorial.decoding import (
     output_limit,
     translate,
 )
+from transformer_tutorial.sequences import pad_sequences
+from transformer_tutorial.training import encode
 from transformer_tutorial.transformer import Transformer, TransformerConfig
 
-PAD, BOS = 0, 2
+PAD, BOS, EOS = 0, 2, 3
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -190,8 +192,8 @@ def test_length_penalty():
 def test_output_limit_respects_positions():
     model = make_model()
     src = sources()
-    assert output_limit(model, src, None) == 20  # 6 + 50, cut to config.max_len
-    assert output_limit(model, src, 7) == 7
+    assert output_limit(model, src, None).tolist() == [20] * 4  # 6 + 50, cut to config.max_len
+    assert output_limit(model, src, 7).tolist() == [7] * 4
     with pytest.raises(ValueError, match="max_len"):
         output_limit(model, src, 21)
     with pytest.raises(ValueError, match="max_len"):
@@ -200,6 +202,102 @@ def test_output_limit_respects_positions():
         beam_search(model, src, 0, 5, bos_id=BOS, eos_id=3)
     out = greedy_decode(model, src, None, BOS, None)
     assert out.shape == (4, 20)  # max_len = 20 needs positions 0..19: exactly what the model has
+
+
+def test_output_limit_is_each_sentences_own_length_plus_50():
+    model, _ = random_translator()
+    src = torch.tensor([[5, 6, 3, PAD, PAD], [5, 6, 7, 8, 3], [4, PAD, PAD, PAD, PAD]])
+    assert output_limit(model, src, None).tolist() == [53, 55, 51]  # padding not counted
+    assert output_limit(model, src[:, :3], None).tolist() == [53, 53, 51]  # the same, less padded
+
+
+# The same sentence must get the same translation alone and in any batch. An untrained model
+# rarely produces EOS, so most sentences run to their limit: a limit taken from the padded batch
+# width (instead of each sentence's own length + 50) would let a short sentence batched with a
+# longer one write more tokens. Batching changes the shapes of the matrix products, and with
+# them the last bits of the logits; exact equality of the tokens is meaningful only where the
+# model's choices are not that close, so the output layer is scaled up (wide margins between
+# the best and the second-best token) and the test checks the margins it relies on.
+WORDS = ["<pad>", "<unk>", "<bos>", "<eos>", *"abcdefghijkl"]
+SENTENCES = ["a", "b c d", "e f g h a b c", "l k j i h g f e d c b a", "c c", "d e f g h"]
+
+
+def random_translator(seed: int = 16):
+    """An untrained model with a word-level tokenizer; its positions (64) allow every sentence
+    of SENTENCES its full limit, source length + 50."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    tokenizer = Tokenizer(models.WordLevel({w: i for i, w in enumerate(WORDS)}, unk_token="<unk>"))
+    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    torch.manual_seed(seed)
+    config = TransformerConfig(
+        src_vocab_size=len(WORDS),
+        tgt_vocab_size=len(WORDS),
+        d_model=16,
+        num_heads=2,
+        num_encoder_layers=1,
+        num_decoder_layers=1,
+        d_ff=32,
+        dropout=0.1,
+        max_len=64,
+        tie_output=False,
+    )
+    model = Transformer(config)
+    with torch.no_grad():
+        model.output.weight.mul_(4.0)  # wide margins between the candidate tokens
+    return model, tokenizer
+
+
+def decode_rows(model, ids, rows, beam_size):
+    """Decode the sentences ``ids[i] for i in rows`` as one padded batch."""
+    src, _ = pad_sequences([ids[i] for i in rows], pad_value=PAD)  # (B, S)
+    if beam_size == 1:
+        return greedy_decode(model, src, None, BOS, EOS)
+    return beam_search(model, src, beam_size, bos_id=BOS, eos_id=EOS)
+
+
+def runs_to_its_limit(out: torch.Tensor, source_length: int) -> bool:
+    """Did the output (of a sentence decoded alone) stop at source length + 50, without EOS?"""
+    return int((out != PAD).sum()) == source_length + 50 and not (out == EOS).any()
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_a_sentence_is_decoded_the_same_alone_and_in_any_batch(beam_size):
+    model, tokenizer = random_translator()
+    ids = [s + [EOS] for s in encode(tokenizer, SENTENCES)]
+    alone = [decode_rows(model, ids, [i], beam_size)[0] for i in range(len(ids))]
+    # The test is sharp: sentences that run to their own limit, with longer neighbours, and
+    # sentences that end with EOS.
+    at_limit = [i for i in range(len(ids)) if runs_to_its_limit(alone[i], len(ids[i]))]
+    assert 2 <= len(at_limit) < len(ids)
+    assert min(len(ids[i]) for i in at_limit) < max(map(len, ids))
+    if beam_size == 1:  # the premise of exact equality: no near-ties between the best two tokens
+        for i in range(len(ids)):
+            src = torch.tensor([ids[i]])
+            _, logits = greedy_decode(model, src, None, BOS, EOS, return_logits=True)
+            top2 = logits[0].topk(2, dim=-1).values  # (T', 2)
+            assert (top2[:, 0] - top2[:, 1]).min() > 1e-2
+    batches = [(0, 3), (3, 0), (1, 2, 3), (3, 2, 1), (4, 0), (5, 4, 3, 2, 1, 0), (2, 5, 0, 4, 1, 3)]
+    for rows in batches:
+        out = decode_rows(model, ids, rows, beam_size)
+        for row, i in zip(out, rows, strict=True):
+            n = alone[i].shape[0]
+            assert torch.equal(row[:n], alone[i]), (rows, i)
+            assert (row[n:] == PAD).all(), (rows, i)
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_translate_gives_a_sentence_the_same_text_alone_and_in_any_batch(beam_size):
+    """``translate`` (what the command line runs) sorts by length and batches: the text of
+    each sentence must not depend on the batch size or on the other sentences."""
+    model, tokenizer = random_translator()
+    alone = [translate(model, tokenizer, [s], beam_size=beam_size)[0] for s in SENTENCES]
+    for order in ([0, 1, 2, 3, 4, 5], [5, 4, 3, 2, 1, 0], [2, 5, 0, 4, 1, 3]):
+        for batch_size in (2, 4, 6):
+            out = translate(
+                model, tokenizer, [SENTENCES[i] for i in order], beam_size, batch_size=batch_size
+            )
+            assert out == [alone[i] for i in order], (order, batch_size)
 
 
 def test_corpus_bleu_matches_sacrebleu_and_has_a_signature():

@@ -15,9 +15,12 @@ import pytest
 import torch
 
 from transformer_tutorial.checkpoint import load_checkpoint, save_checkpoint
-from transformer_tutorial.decoding import translate
+from transformer_tutorial.decoding import greedy_decode, translate
 from transformer_tutorial.training import (
+    BOS_ID,
+    EOS_ID,
     LabelSmoothingLoss,
+    encode,
     encode_pairs,
     make_batches,
     make_optimizer,
@@ -58,6 +61,15 @@ def checkpoint(tmp_path_factory) -> Path:
     return run
 
 
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny models: one thread is as fast, and immune to a busy machine; restored afterwards."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def run_main(args, capsys, stdin: bytes | None = None, monkeypatch=None):
     if stdin is not None:
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
@@ -79,6 +91,58 @@ def test_translates_arguments_greedy_and_beam(checkpoint, capsys):
     # The model has learnt its four sentences: greedy search reproduces (nearly) all of them.
     code, out, _ = run_main(["--checkpoint", str(checkpoint), *sources], capsys)
     assert sum(a == b for a, b in zip(out.splitlines(), [en for _, en in PAIRS], strict=True)) >= 3
+
+
+@pytest.fixture(scope="module")
+def untrained_checkpoint(tmp_path_factory) -> Path:
+    """An untrained model: it rarely produces EOS, so most sentences run to their limit, source
+    length + 50 (its 96 positions do not cut it). Its output layer is scaled up, which widens
+    the margins between candidate tokens, so that the last-bit changes of a batch's other
+    matrix shapes cannot change a choice."""
+    torch.manual_seed(0)
+    tokenizer = train_tokenizer([s for p in PAIRS * 5 for s in p], vocab_size=90, min_frequency=1)
+    V = tokenizer.get_vocab_size()
+    torch.manual_seed(UNTRAINED_SEED)
+    config = TransformerConfig(
+        src_vocab_size=V, tgt_vocab_size=V, d_model=32, num_heads=2, num_encoder_layers=1,
+        num_decoder_layers=1, d_ff=64, dropout=0.0, max_len=96, share_embeddings=True,
+        tie_output=False,
+    )  # fmt: skip
+    model = Transformer(config)
+    with torch.no_grad():
+        model.output.weight.mul_(4.0)
+    run = tmp_path_factory.mktemp("untrained")
+    save_checkpoint(run / "checkpoints", model, config, tokenizer, step=0)
+    return run
+
+
+UNTRAINED_SEED = 0
+
+
+def test_a_line_is_translated_the_same_alone_and_in_any_batch(untrained_checkpoint, capsys):
+    """The output for a line must not depend on the other lines or on --batch-size."""
+    model, _, tokenizer, _ = load_checkpoint(untrained_checkpoint)
+    lines = [de for de, _ in PAIRS] + ["Hund.", "Zwei Kinder spielen im Park, ein Hund läuft."]
+    ids = [s + [EOS_ID] for s in encode(tokenizer, lines)]
+    # Sharp: some lines run to their own limit (no EOS) and have longer neighbours.
+    at_limit = []
+    for s in ids:
+        out = greedy_decode(model, torch.tensor([s]), None, BOS_ID, EOS_ID)[0]
+        if len(out) == len(s) + 50 and EOS_ID not in out.tolist():
+            at_limit.append(len(s))
+    assert at_limit and min(at_limit) < max(map(len, ids))
+    for beam in ("1", "3"):
+        options = ["--checkpoint", str(untrained_checkpoint), "--beam-size", beam]
+        code, alone, err = run_main([*options, "--batch-size", "1", *lines], capsys)  # each alone
+        assert code == 0, err
+        alone = alone.splitlines()
+        for order in (list(range(len(lines))), list(range(len(lines)))[::-1]):
+            for batch in ("3", "64"):
+                code, out, err = run_main(
+                    [*options, "--batch-size", batch, *[lines[i] for i in order]], capsys
+                )
+                assert code == 0, err
+                assert out.splitlines() == [alone[i] for i in order], (beam, order, batch)
 
 
 def test_stdin_keeps_order_and_echoes_empty_lines(checkpoint, capsys, monkeypatch):

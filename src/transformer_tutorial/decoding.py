@@ -22,22 +22,30 @@ from .training import BOS_ID, EOS_ID, decode_batch, encode
 from .transformer import Transformer
 
 
-def output_limit(model: Transformer, src: Tensor, max_len: int | None) -> int:
-    """How many tokens a decoder may generate for ``src``.
+def output_limit(model: Transformer, src: Tensor, max_len: int | None) -> Tensor:
+    """How many tokens a decoder may generate for each sentence of ``src``.
 
-    ``None`` means the paper's rule, source length + 50 (section 6.1), cut to what the model's
-    position table allows. The decoder reads BOS and all but the last generated token, so
-    ``max_len`` output tokens need positions ``0 .. max_len - 1``: at most ``config.max_len``.
+    ``None`` means the paper's rule, source length + 50 (section 6.1), where
+    the length is each sentence's own, padding not counted, so that a
+    sentence gets the same limit alone and in any batch; cut to what the
+    model's position table allows. The decoder reads BOS and all but the last
+    generated token, so ``max_len`` output tokens need positions
+    ``0 .. max_len - 1``: at most ``config.max_len``.
+
+    Shape:
+        src ``(B, S)``, padded with ``model.config.pad_id``; returns ``(B,)``.
     """
     limit = model.config.max_len
     if max_len is None:
-        return min(src.shape[1] + 50, limit)
+        lengths = (src != model.config.pad_id).sum(dim=1)  # (B,): EOS included
+        return (lengths + 50).clamp(max=limit)  # (B,)
     if not 1 <= max_len <= limit:
         raise ValueError(
-            f"max_len={max_len} output tokens need decoder positions 0..{max_len - 1}, but the "
-            f"model has positions 0..{limit - 1} (config.max_len={limit}); ask for 1..{limit} tokens."
+            f"max_len={max_len} output tokens need decoder positions "
+            f"0..{max_len - 1}, but the model has positions 0..{limit - 1} "
+            f"(config.max_len={limit}); ask for 1..{limit} tokens."
         )
-    return max_len
+    return torch.full((src.shape[0],), max_len, device=src.device)  # (B,)
 
 
 # %% ../../book/15_decoding.ipynb #a38eaf6a
@@ -53,25 +61,29 @@ def greedy_decode(
 ) -> Tensor | tuple[Tensor, Tensor]:
     """Greedy search: at every step append the single most probable next token.
 
-    All sentences of the batch are decoded together; a sentence that has produced EOS gets
-    padding from then on, and the loop stops when every sentence has finished (or after
-    ``max_len`` tokens).
+    All sentences of the batch are decoded together; a sentence that has
+    produced EOS, or reached its limit, gets padding from then on, and the
+    loop stops when every sentence has finished. Each sentence's output is
+    what it would be if it were decoded alone.
 
     Args:
         model: a trained ``Transformer`` (switched to eval mode while decoding).
         src: source token ids, padded with ``model.config.pad_id``.
-        max_len: most tokens to generate; ``None`` = source length + 50 (see ``output_limit``).
+        max_len: most tokens to generate; ``None`` = each sentence's source
+            length + 50 (see ``output_limit``).
         bos_id: the token the decoder starts from.
-        eos_id: the token that ends a sentence; ``None`` = always generate ``max_len`` tokens.
+        eos_id: the token that ends a sentence; ``None`` = every sentence
+            runs to its limit.
         use_cache: feed one new token per step and keep earlier keys/values in a ``KVCache``;
             ``False`` re-runs the decoder over the whole prefix at every step (same result).
         return_logits: also return the logits of every step.
 
     Shape:
-        src ``(B, S)``; returns tokens ``(B, T')`` without BOS, EOS included, ``T' <= max_len``
-        (and logits ``(B, T', V)``).
+        src ``(B, S)``; returns tokens ``(B, T')`` without BOS, EOS included,
+        padded after a sentence's end, ``T'`` at most the largest limit (and
+        logits ``(B, T', V)``).
     """
-    max_len = output_limit(model, src, max_len)
+    limits = output_limit(model, src, max_len)  # (B,)
     was_training = model.training
     model.eval()
     B = src.shape[0]
@@ -81,7 +93,7 @@ def greedy_decode(
     finished = torch.zeros(B, dtype=torch.bool, device=src.device)  # (B,)
     cache = model.new_cache() if use_cache else None
     all_logits = []
-    for _ in range(max_len):
+    for t in range(1, int(limits.max()) + 1):
         fed = tokens[:, -1:] if use_cache else tokens  # (B, 1) or (B, t)
         logits = model.decode(fed, memory, src, cache, last_only=True)[:, -1]  # (B, V)
         # Padding is not a word: never a training target, and masked out as an input.
@@ -91,8 +103,9 @@ def greedy_decode(
         all_logits.append(logits)
         if eos_id is not None:
             finished |= next_token == eos_id
-            if finished.all():
-                break
+        finished |= t >= limits  # (B,): a sentence ends at its own limit
+        if finished.all():
+            break
     model.train(was_training)
     if return_logits:
         return tokens[:, 1:], torch.stack(all_logits, dim=1)  # (B, T'), (B, T', V)
@@ -127,8 +140,10 @@ def beam_search(
     candidates of each sentence are ranked by ``log P / lp(length)``, and the best ``K`` survive
     (the key/value cache follows them with ``KVCache.reorder``). A hypothesis that has produced
     EOS is finished: it can only be extended by padding, at no cost and no change of length, so
-    it keeps competing with the open ones. The search stops when all are finished or after
-    ``max_len`` tokens; each sentence returns its best hypothesis.
+    it keeps competing with the open ones. At its limit (``output_limit``)
+    every hypothesis of a sentence is finished; the search stops when all
+    are, and each sentence returns its best hypothesis, the same as if it
+    were decoded alone.
 
     Args:
         model, src, max_len, bos_id, eos_id, use_cache: as for ``greedy_decode``.
@@ -140,7 +155,7 @@ def beam_search(
         src ``(B, S)``; returns tokens ``(B, T')`` without BOS, padded after EOS
         (and scores ``(B,)``).
     """
-    max_len = output_limit(model, src, max_len)
+    limits = output_limit(model, src, max_len)  # (B,)
     V, pad = model.config.tgt_vocab_size, model.config.pad_id
     if not 1 <= beam_size <= V:
         raise ValueError(
@@ -166,7 +181,7 @@ def beam_search(
     )  # (V,): a finished hypothesis' next-token scores
     only_pad[pad] = 0.0
     cache = model.new_cache() if use_cache else None
-    for t in range(1, max_len + 1):
+    for t in range(1, int(limits.max()) + 1):
         fed = tokens[:, -1:] if use_cache else tokens  # (B*K, 1) or (B*K, t)
         logits = model.decode(fed, memory, src, cache, last_only=True)[:, -1]  # (B*K, V)
         # log P of each next token; padding is never generated (it is not a word).
@@ -184,6 +199,7 @@ def beam_search(
         finished = finished.gather(1, beam)  # (B, K)
         if eos_id is not None:
             finished |= token == eos_id
+        finished |= (t >= limits)[:, None]  # (B, K): the sentence's limit
         rows = (torch.arange(B, device=device)[:, None] * K + beam).view(
             -1
         )  # (B*K,) rows continued

@@ -10,7 +10,9 @@ Usage::
 Sentences come from the arguments or, when there are none, from standard input, one per line.
 The output has one line per input line, in the same order; an empty input line gives an empty
 output line. Sentences are decoded in batches (sorted by length), with the key/value cache, by
-greedy search (``--beam-size 1``, the default) or beam search.
+greedy search (``--beam-size 1``, the default) or beam search. A line's translation does not
+depend on the other lines or on ``--batch-size``: each sentence may write at most its own source
+length + 50 tokens.
 
 Bad input never produces a traceback: a missing, corrupt or mismatched checkpoint, or standard
 input that is not UTF-8, ends with a message on standard error and exit status 2. A line longer
