@@ -24,13 +24,7 @@ from transformer_tutorial.transformer import Transformer, TransformerConfig
 PAD, BOS, EOS = 0, 2, 3
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models: one thread is as fast, and immune to a busy machine; restored afterwards."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # see conftest.py
 
 
 def make_model(seed: int = 0, norm_first: bool = False) -> Transformer:

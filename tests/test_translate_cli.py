@@ -61,13 +61,7 @@ def checkpoint(tmp_path_factory) -> Path:
     return run
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models: one thread is as fast, and immune to a busy machine; restored afterwards."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # see conftest.py
 
 
 def run_main(args, capsys, stdin: bytes | None = None, monkeypatch=None):
