@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import torch
 
+from .train import pick_device
+
 REQUIRED = ("torch", "numpy", "tokenizers", "sacrebleu", "safetensors", "tqdm")
 OPTIONAL = ("matplotlib", "jupyter-book", "nbval", "jupyterlab")
 
@@ -54,16 +56,6 @@ def check_versions() -> list[Finding]:
     where = os.path.dirname(os.path.abspath(__file__))
     findings.append(Finding("transformer-tutorial", f"{package or 'not installed'} ({where})"))
     return findings
-
-
-def pick_device() -> torch.device:
-    """CUDA, then Apple's MPS, then the CPU: the device a run with ``--device auto`` uses."""
-    if torch.cuda.is_available():
-        return torch.device("cuda")
-    mps = getattr(torch.backends, "mps", None)
-    if mps is not None and mps.is_available():
-        return torch.device("mps")
-    return torch.device("cpu")
 
 
 def describe_torch() -> list[Finding]:
@@ -152,8 +144,9 @@ def check_cjk_font() -> Finding:
 
 def run_checks() -> list[Finding]:
     findings = check_versions() + describe_torch()
-    findings.append(Finding("device", f"{pick_device()} (what --device auto picks)"))
-    findings.append(check_forward(pick_device()))
+    device = pick_device("auto")
+    findings.append(Finding("device", f"{device} (what --device auto picks)"))
+    findings.append(check_forward(device))
     findings.append(check_data())
     findings.append(check_cjk_font())
     return findings
