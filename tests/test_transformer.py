@@ -339,3 +339,38 @@ def test_wrong_inputs_raise_clear_errors():
     memory = model.encode(torch.ones(2, 5, dtype=torch.long))
     with pytest.raises(ValueError, match="do not fit together"):
         model.decode(torch.ones(3, 2, dtype=torch.long), memory, torch.ones(2, 5, dtype=torch.long))
+
+
+@pytest.mark.parametrize("fused", [False, True])
+def test_attention_weights_are_every_map_of_the_pass(fused: bool) -> None:
+    torch.manual_seed(0)
+    config = tiny_config(fused_attention=fused, dropout=0.1)
+    model = Transformer(config).train()
+    src = torch.tensor([[5, 6, 7, 0], [8, 9, 0, 0]])  # padded with pad_id 0
+    tgt = torch.tensor([[1, 4, 5], [1, 6, 0]])
+    maps = model.attention_weights(src, tgt)
+    assert model.training  # the mode is given back
+    B, H = 2, config.num_heads
+    assert [w.shape for w in maps.encoder_self] == [(B, H, 4, 4)] * config.num_encoder_layers
+    assert [w.shape for w in maps.decoder_self] == [(B, H, 3, 3)] * config.num_decoder_layers
+    assert [w.shape for w in maps.cross] == [(B, H, 3, 4)] * config.num_decoder_layers
+    for w in [*maps.encoder_self, *maps.decoder_self, *maps.cross]:
+        torch.testing.assert_close(w.sum(-1), torch.ones(w.shape[:-1]))
+    for w in [*maps.encoder_self, *maps.cross]:  # padding keys get no weight
+        assert w[0, ..., 3].abs().max() == 0 and w[1, ..., 2:].abs().max() == 0
+    for w in maps.decoder_self:  # nor do future positions
+        assert torch.triu(w, diagonal=1).abs().max() == 0
+    # The maps belong to the same computation as the logits: the pass with weights changes nothing.
+    model.eval()
+    with torch.no_grad():
+        torch.testing.assert_close(model(src, tgt), model.decode(tgt, model.encode(src), src))
+    # Blocks see the same inputs as in a normal pass: the last encoder map, recomputed by hand.
+    with torch.no_grad():
+        x = model.src_positions(model.src_embed(src))
+        mask = (src != 0)[:, None, None, :]
+        for layer in model.encoder.layers[:-1]:
+            x = layer(x, mask)
+        last = model.encoder.layers[-1]
+        h = last.norm1(x) if config.norm_first else x
+        _, expected = last.self_attn(h, h, h, mask=mask, need_weights=True)
+    torch.testing.assert_close(maps.encoder_self[-1], expected)

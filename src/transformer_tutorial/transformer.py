@@ -8,6 +8,7 @@ __all__ = [
     "small_config",
     "TokenEmbedding",
     "residual",
+    "AttentionWeights",
     "EncoderLayer",
     "LayerCache",
     "KVCache",
@@ -25,7 +26,7 @@ __all__ = [
 import math
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import torch
 from torch import Tensor, nn
@@ -227,6 +228,23 @@ def residual(
     return norm(x + dropout(sublayer(x)))
 
 
+@dataclass
+class AttentionWeights:
+    """The attention weights of one pass through the model, one tensor per block and kind.
+
+    Filled by ``Transformer.attention_weights``. Row ``i`` of a head's map is how query position
+    ``i`` spreads its attention over the keys (it sums to 1 over the keys it may see).
+
+    Shape:
+        ``encoder_self[l]`` ``(B, H, S, S)``; ``decoder_self[l]`` ``(B, H, T, T)``;
+        ``cross[l]`` ``(B, H, T, S)``: target position ``t`` attending to source position ``s``.
+    """
+
+    encoder_self: list[Tensor] = field(default_factory=list)
+    decoder_self: list[Tensor] = field(default_factory=list)
+    cross: list[Tensor] = field(default_factory=list)
+
+
 class EncoderLayer(nn.Module):
     """One encoder block: self-attention, then the feed-forward network, each with Add & Norm.
 
@@ -240,7 +258,8 @@ class EncoderLayer(nn.Module):
 
     Shape:
         x ``(B, S, D)``; ``src_mask`` boolean ``(B, 1, 1, S)``, True = a real token (may be
-        attended to); returns ``(B, S, D)``.
+        attended to); returns ``(B, S, D)``. Pass ``weights`` to have the block append its
+        attention weights to ``weights.encoder_self``.
     """
 
     def __init__(
@@ -261,10 +280,12 @@ class EncoderLayer(nn.Module):
         self.norm_first = norm_first
         self.fused_attention = fused_attention
 
-    def forward(self, x: Tensor, src_mask: Tensor | None = None) -> Tensor:
+    def forward(
+        self, x: Tensor, src_mask: Tensor | None = None, weights: AttentionWeights | None = None
+    ) -> Tensor:
         x = residual(
             x,
-            lambda h: self._self_attention(h, src_mask),
+            lambda h: self._self_attention(h, src_mask, weights),
             self.norm1,
             self.dropout,
             self.norm_first,
@@ -272,9 +293,14 @@ class EncoderLayer(nn.Module):
         x = residual(x, self.feed_forward, self.norm2, self.dropout, self.norm_first)
         return x  # (B, S, D)
 
-    def _self_attention(self, h: Tensor, mask: Tensor | None) -> Tensor:
-        out, _ = self.self_attn(h, h, h, mask=mask, fused=self.fused_attention)  # (B, S, D)
-        return out
+    def _self_attention(
+        self, h: Tensor, mask: Tensor | None, weights: AttentionWeights | None
+    ) -> Tensor:
+        keep = weights is not None  # the weights exist only on the explicit path
+        out, w = self.self_attn(h, h, h, mask=mask, need_weights=keep, fused=self.fused_attention)
+        if keep:
+            weights.encoder_self.append(w)  # (B, H, S, S)
+        return out  # (B, S, D)
 
 
 # %% ../../book/13_transformer.ipynb #3b0fd439
@@ -385,17 +411,18 @@ class DecoderLayer(nn.Module):
         tgt_mask: Tensor | None = None,
         src_mask: Tensor | None = None,
         cache: LayerCache | None = None,
+        weights: AttentionWeights | None = None,
     ) -> Tensor:
         x = residual(
             x,
-            lambda h: self._self_attention(h, tgt_mask, cache),
+            lambda h: self._self_attention(h, tgt_mask, cache, weights),
             self.norm1,
             self.dropout,
             self.norm_first,
         )
         x = residual(
             x,
-            lambda h: self._cross_attention(h, memory, src_mask, cache),
+            lambda h: self._cross_attention(h, memory, src_mask, cache, weights),
             self.norm2,
             self.dropout,
             self.norm_first,
@@ -403,17 +430,31 @@ class DecoderLayer(nn.Module):
         x = residual(x, self.feed_forward, self.norm3, self.dropout, self.norm_first)
         return x  # (B, T, D)
 
-    def _self_attention(self, h: Tensor, mask: Tensor | None, cache: LayerCache | None) -> Tensor:
+    def _self_attention(
+        self,
+        h: Tensor,
+        mask: Tensor | None,
+        cache: LayerCache | None,
+        weights: AttentionWeights | None,
+    ) -> Tensor:
         k, v = self.self_attn.project_kv(h, h)  # (B, H, T, Dh) each
         if cache is not None:
-            k, v = cache.append_self(
-                k, v
-            )  # (B, H, T_past + T, Dh): earlier positions from the cache
-        out, _ = self.self_attn.attend(h, k, v, mask=mask, fused=self.fused_attention)  # (B, T, D)
+            k, v = cache.append_self(k, v)  # (B, H, T_past + T, Dh): earlier positions too
+        keep = weights is not None
+        out, w = self.self_attn.attend(
+            h, k, v, mask=mask, need_weights=keep, fused=self.fused_attention
+        )  # (B, T, D)
+        if keep:
+            weights.decoder_self.append(w)  # (B, H, T, T_past + T)
         return out
 
     def _cross_attention(
-        self, h: Tensor, memory: Tensor, mask: Tensor | None, cache: LayerCache | None
+        self,
+        h: Tensor,
+        memory: Tensor,
+        mask: Tensor | None,
+        cache: LayerCache | None,
+        weights: AttentionWeights | None,
     ) -> Tensor:
         if cache is not None and cache.cross_k is not None:
             k, v = cache.cross_k, cache.cross_v  # (B, H, S, Dh): projected at the first step
@@ -421,7 +462,12 @@ class DecoderLayer(nn.Module):
             k, v = self.cross_attn.project_kv(memory, memory)  # (B, H, S, Dh) each
             if cache is not None:
                 cache.cross_k, cache.cross_v = k, v
-        out, _ = self.cross_attn.attend(h, k, v, mask=mask, fused=self.fused_attention)  # (B, T, D)
+        keep = weights is not None
+        out, w = self.cross_attn.attend(
+            h, k, v, mask=mask, need_weights=keep, fused=self.fused_attention
+        )  # (B, T, D)
+        if keep:
+            weights.cross.append(w)  # (B, H, T, S)
         return out
 
 
@@ -445,9 +491,11 @@ class Encoder(nn.Module):
         # Post-norm already ends every block with a LayerNorm, so it needs none.
         self.norm = nn.LayerNorm(c.d_model) if c.norm_first else None
 
-    def forward(self, x: Tensor, src_mask: Tensor | None = None) -> Tensor:
+    def forward(
+        self, x: Tensor, src_mask: Tensor | None = None, weights: AttentionWeights | None = None
+    ) -> Tensor:
         for layer in self.layers:
-            x = layer(x, src_mask)  # (B, S, D)
+            x = layer(x, src_mask, weights)  # (B, S, D)
         return self.norm(x) if self.norm is not None else x
 
 
@@ -475,11 +523,11 @@ class Decoder(nn.Module):
         tgt_mask: Tensor | None = None,
         src_mask: Tensor | None = None,
         cache: KVCache | None = None,
+        weights: AttentionWeights | None = None,
     ) -> Tensor:
         for i, layer in enumerate(self.layers):
-            x = layer(
-                x, memory, tgt_mask, src_mask, None if cache is None else cache.layers[i]
-            )  # (B, T, D)
+            layer_cache = None if cache is None else cache.layers[i]
+            x = layer(x, memory, tgt_mask, src_mask, layer_cache, weights)  # (B, T, D)
         return self.norm(x) if self.norm is not None else x
 
 
@@ -559,11 +607,11 @@ class Transformer(nn.Module):
         """An empty key/value cache for incremental decoding with ``decode(..., cache=...)``."""
         return KVCache.empty(len(self.decoder.layers))
 
-    def encode(self, src: Tensor) -> Tensor:
+    def encode(self, src: Tensor, weights: AttentionWeights | None = None) -> Tensor:
         """Read the source: token ids ``(B, S)`` -> memory ``(B, S, D)``."""
         _check_tokens(self.config, "src", src)
         x = self.dropout(self.src_positions(self.src_embed(src)))  # (B, S, D)
-        return self.encoder(x, key_padding_mask(src, self.config.pad_id))  # (B, S, D)
+        return self.encoder(x, key_padding_mask(src, self.config.pad_id), weights)  # (B, S, D)
 
     def decode(
         self,
@@ -572,6 +620,7 @@ class Transformer(nn.Module):
         src: Tensor,
         cache: KVCache | None = None,
         last_only: bool = False,
+        weights: AttentionWeights | None = None,
     ) -> Tensor:
         """Next-token logits at every target position, given the encoder's memory.
 
@@ -584,6 +633,7 @@ class Transformer(nn.Module):
                 every position.
             last_only: project only the last position to the vocabulary (all a decoding step
                 needs); the result then has ``T = 1``.
+            weights: if given, every block appends its attention weights to it.
 
         Shape:
             tgt ``(B, T)``, memory ``(B, S, D)``, src ``(B, S)``; returns logits ``(B, T, V)``.
@@ -604,7 +654,7 @@ class Transformer(nn.Module):
             # The last T rows of the full (L, L) causal mask, and padding over all L keys.
             causal = causal_mask(L, device=tgt.device)[offset:]  # (T, L)
             tgt_mask = causal & key_padding_mask(tokens, pad)  # (B, 1, T, L)
-        h = self.decoder(x, memory, tgt_mask, src_mask, cache)  # (B, T, D)
+        h = self.decoder(x, memory, tgt_mask, src_mask, cache, weights)  # (B, T, D)
         if last_only:
             h = h[:, -1:]  # (B, 1, D)
         return self.output(h)  # (B, T, V)
@@ -613,6 +663,22 @@ class Transformer(nn.Module):
         """Teacher forcing: ``tgt`` is the target shifted right (BOS y1 ... y_{T-1}); returns
         logits ``(B, T, V)`` whose position t is trained to predict y_{t+1}."""
         return self.decode(tgt, self.encode(src), src)  # (B, T, V)
+
+    @torch.no_grad()
+    def attention_weights(self, src: Tensor, tgt: Tensor) -> AttentionWeights:
+        """Every attention weight of one teacher-forced pass, without dropout.
+
+        Shape:
+            src ``(B, S)``, tgt ``(B, T)`` (starting with BOS); see ``AttentionWeights``.
+        """
+        weights = AttentionWeights()
+        was_training = self.training
+        self.eval()
+        try:
+            self.decode(tgt, self.encode(src, weights), src, weights=weights)
+        finally:
+            self.train(was_training)
+        return weights
 
 
 def count_parameters(model: nn.Module, trainable_only: bool = False) -> int:
