@@ -50,6 +50,5 @@ def decoder_self_mask(tgt_tokens: Tensor, pad_id: int) -> Tensor:
         tgt_tokens: ``(B, T)``; returns ``(B, 1, T, T)`` bool, True = may attend.
     """
     T = tgt_tokens.size(-1)
-    return key_padding_mask(tgt_tokens, pad_id) & causal_mask(
-        T, device=tgt_tokens.device
-    )  # (B, 1, T, T)
+    causal = causal_mask(T, device=tgt_tokens.device)  # (T, T)
+    return key_padding_mask(tgt_tokens, pad_id) & causal  # (B, 1, T, T)
