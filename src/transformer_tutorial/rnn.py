@@ -15,6 +15,49 @@ from .sequences import Vocab, length_sorted_batches, pad_sequences, padding_mask
 _NONLINEARITIES = {"tanh": torch.tanh, "relu": torch.relu}
 
 
+def _check_nonlinearity(nonlinearity: str) -> None:
+    if nonlinearity not in _NONLINEARITIES:
+        raise ValueError(
+            f"nonlinearity must be one of {sorted(_NONLINEARITIES)}, got {nonlinearity!r}."
+        )
+
+
+def _check_num_layers(num_layers: int) -> None:
+    if num_layers < 1:
+        raise ValueError(f"num_layers must be >= 1, got {num_layers}.")
+
+
+def _check_sequence(x: Tensor, s0: Tensor | None, input_size: int, num_layers: int, H: int):
+    """``x`` must be ``(B, T, input_size)`` with ``T >= 1``; ``s0`` ``(num_layers, B, H)``."""
+    if x.dim() != 3 or x.shape[-1] != input_size:
+        raise ValueError(
+            f"RNN expects inputs of shape (B, T, {input_size}) (batch first), got "
+            f"{tuple(x.shape)}. Add a batch dimension with x[None] for a single sequence."
+        )
+    if x.shape[1] == 0:
+        raise ValueError("RNN got a sequence of length 0; every batch needs at least one step.")
+    expected = (num_layers, x.shape[0], H)
+    if s0 is not None and tuple(s0.shape) != expected:
+        raise ValueError(
+            f"s0 must have shape (num_layers, B, H) = {expected}, got {tuple(s0.shape)}."
+        )
+
+
+# %% auto #0
+__all__ = [
+    "RNNCell",
+    "RNN",
+    "copy_weights_from_torch",
+    "CharRNNLM",
+    "lm_batch",
+    "lm_loss",
+    "sample",
+    "evaluate_lm",
+    "train_lm",
+]
+
+
+# %% ../../book/02_rnn.ipynb #e1ca28b5
 class RNNCell(nn.Module):
     """One step of a simple recurrent network: ``s_t = f(W_in x_t + W_s s_{t-1} + b)``.
 
@@ -32,10 +75,7 @@ class RNNCell(nn.Module):
         self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh"
     ):
         super().__init__()
-        if nonlinearity not in _NONLINEARITIES:
-            raise ValueError(
-                f"nonlinearity must be one of {sorted(_NONLINEARITIES)}, got {nonlinearity!r}."
-            )
+        _check_nonlinearity(nonlinearity)
         self.input_size, self.hidden_size, self.nonlinearity = input_size, hidden_size, nonlinearity
         self.in_proj = nn.Linear(input_size, hidden_size, bias=bias)  # W_in x + b
         self.state_proj = nn.Linear(hidden_size, hidden_size, bias=False)  # W_s s
@@ -52,20 +92,6 @@ class RNNCell(nn.Module):
             s_prev = x.new_zeros(x.shape[0], self.hidden_size)  # (B, H)
         f = _NONLINEARITIES[self.nonlinearity]
         return f(self.in_proj(x) + self.state_proj(s_prev))  # (B, H)
-
-
-# %% auto #0
-__all__ = [
-    "RNNCell",
-    "RNN",
-    "copy_weights_from_torch",
-    "CharRNNLM",
-    "lm_batch",
-    "lm_loss",
-    "sample",
-    "evaluate_lm",
-    "train_lm",
-]
 
 
 # %% ../../book/02_rnn.ipynb #a2fefc3b
@@ -97,8 +123,7 @@ class RNN(nn.Module):
         nonlinearity: str = "tanh",
     ):
         super().__init__()
-        if num_layers < 1:
-            raise ValueError(f"num_layers must be >= 1, got {num_layers}.")
+        _check_num_layers(num_layers)
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         sizes = [input_size] + [hidden_size] * (num_layers - 1)
         self.cells = nn.ModuleList(RNNCell(d, hidden_size, bias, nonlinearity) for d in sizes)
@@ -106,7 +131,7 @@ class RNN(nn.Module):
     def forward(
         self, x: Tensor, s0: Tensor | None = None, lengths: Tensor | None = None
     ) -> tuple[Tensor, Tensor]:
-        self._check(x, s0)
+        _check_sequence(x, s0, self.input_size, self.num_layers, self.hidden_size)
         B, T, _ = x.shape
         # After a sequence ends, its state stops changing (the padding is never read).
         real = None if lengths is None else padding_mask(lengths.to(x.device), T)  # (B, T)
@@ -126,21 +151,8 @@ class RNN(nn.Module):
         outputs = layer_input if real is None else layer_input * real[..., None]  # (B, T, H)
         return outputs, torch.stack(last_states)  # (B, T, H), (num_layers, B, H)
 
-    def _check(self, x: Tensor, s0: Tensor | None) -> None:
-        if x.dim() != 3 or x.shape[-1] != self.input_size:
-            raise ValueError(
-                f"RNN expects inputs of shape (B, T, {self.input_size}) (batch first), got "
-                f"{tuple(x.shape)}. Add a batch dimension with x[None] for a single sequence."
-            )
-        if x.shape[1] == 0:
-            raise ValueError("RNN got a sequence of length 0; every batch needs at least one step.")
-        expected = (self.num_layers, x.shape[0], self.hidden_size)
-        if s0 is not None and tuple(s0.shape) != expected:
-            raise ValueError(
-                f"s0 must have shape (num_layers, B, H) = {expected}, got {tuple(s0.shape)}."
-            )
 
-
+# %% ../../book/02_rnn.ipynb #2490ddfe
 @torch.no_grad()
 def copy_weights_from_torch(ours: RNN, reference: nn.RNN) -> RNN:
     """Copy the weights of a ``torch.nn.RNN`` into our :class:`RNN`, so the two compute the same.
@@ -176,7 +188,7 @@ def copy_weights_from_torch(ours: RNN, reference: nn.RNN) -> RNN:
 
 # %% ../../book/02_rnn.ipynb #31cdb130
 class CharRNNLM(nn.Module):
-    """A character-level language model: embedding -> :class:`RNN` -> linear layer to the vocabulary.
+    """A character-level language model: embedding -> :class:`RNN` -> linear to the vocabulary.
 
     Args:
         vocab_size: number ``V`` of characters (with the special tokens).
@@ -226,7 +238,8 @@ def lm_batch(seqs: Sequence[Sequence[int]], pad_id: int = 0) -> tuple[Tensor, Te
 def lm_loss(logits: Tensor, targets: Tensor, mask: Tensor) -> Tensor:
     """Mean cross-entropy (nats per token) over the real targets only.
 
-    Shape: logits ``(B, T, V)``, targets ``(B, T)``, mask ``(B, T)`` (``True`` = counted); returns a scalar.
+    Shape: logits ``(B, T, V)``, targets ``(B, T)``, mask ``(B, T)`` (``True`` = counted);
+    returns a scalar.
     """
     losses = F.cross_entropy(logits.transpose(1, 2), targets, reduction="none")  # (B, T)
     return (losses * mask).sum() / mask.sum()
@@ -241,7 +254,7 @@ def sample(
     temperature: float = 1.0,
     generator: torch.Generator | None = None,
 ) -> str:
-    """Draw one text from the model, a character at a time, until ``<eos>`` or ``max_len`` characters.
+    """Draw one text from the model, a character at a time, until ``<eos>`` or ``max_len``.
 
     The state is carried from step to step, so each step costs one cell update. A lower
     ``temperature`` makes likely characters likelier; pass a seeded ``generator`` for a
@@ -268,7 +281,7 @@ def sample(
 # %% ../../book/02_rnn.ipynb #94b10e4d
 @torch.no_grad()
 def evaluate_lm(model: nn.Module, seqs: Sequence[Sequence[int]], batch_size: int = 256) -> float:
-    """Mean cross-entropy (nats per token) of ``model`` on ``seqs``, every real target counted once."""
+    """Mean cross-entropy (nats per token) of ``model`` on ``seqs``, each real target once."""
     model.eval()
     total = count = 0.0
     for start in range(0, len(seqs), batch_size):
