@@ -11,11 +11,75 @@ from torch import Tensor, nn
 
 from .sequences import padding_mask
 
+
+def _check_step(x: Tensor, state, input_size: int, hidden_size: int) -> tuple[Tensor, Tensor]:
+    """The state ``(h, c)`` of one step, zeros when ``state`` is ``None``, after checking shapes."""
+    if x.dim() != 2 or x.shape[-1] != input_size:
+        raise ValueError(
+            f"LSTMCell expects one step of inputs of shape (B, {input_size}), got "
+            f"{tuple(x.shape)}. For whole sequences (B, T, {input_size}) use LSTM."
+        )
+    if state is None:
+        zeros = x.new_zeros(x.shape[0], hidden_size)  # (B, H)
+        return zeros, zeros
+    expected = (x.shape[0], hidden_size)
+    if len(state) != 2 or any(tuple(s.shape) != expected for s in state):
+        raise ValueError(
+            f"state must be a pair (h, c), each of shape (B, H) = {expected}, got "
+            f"{[tuple(s.shape) for s in state]}."
+        )
+    return state[0], state[1]
+
+
+def _check_num_layers(num_layers: int) -> None:
+    if num_layers < 1:
+        raise ValueError(f"num_layers must be >= 1, got {num_layers}.")
+
+
+def _check_sequence(x: Tensor, state, lengths, input_size: int, num_layers: int, H: int) -> None:
+    if x.dim() != 3 or x.shape[-1] != input_size:
+        raise ValueError(
+            f"LSTM expects inputs of shape (B, T, {input_size}) (batch first), got "
+            f"{tuple(x.shape)}. Add a batch dimension with x[None] for a single sequence."
+        )
+    B, T, _ = x.shape
+    if T == 0:
+        raise ValueError("LSTM got a sequence of length 0; every batch needs at least one step.")
+    expected = (num_layers, B, H)
+    if state is not None and (len(state) != 2 or any(tuple(s.shape) != expected for s in state)):
+        raise ValueError(
+            f"state must be a pair (h0, c0), each of shape (num_layers, B, H) = {expected}, "
+            f"got {[tuple(s.shape) for s in state]}."
+        )
+    if lengths is not None and (
+        tuple(lengths.shape) != (B,) or int(lengths.min()) < 1 or int(lengths.max()) > T
+    ):
+        raise ValueError(
+            f"lengths must have shape (B,) = ({B},) with values in 1..T = 1..{T}, got "
+            f"{lengths.tolist()}."
+        )
+
+
+# %% auto #0
+__all__ = [
+    "GATE_NAMES",
+    "LSTMCell",
+    "LSTM",
+    "copy_weights_from_torch",
+    "delayed_recall_batch",
+    "RecallClassifier",
+    "train_recall",
+    "recall_accuracy",
+    "init_forget_bias",
+    "gradient_by_distance",
+]
+
+# %% ../../book/03_lstm.ipynb #13317035
 GATE_NAMES = ("input", "forget", "candidate", "output")  # PyTorch's order of the blocks: i, f, g, o
 
 
 class LSTMCell(nn.Module):
-    """One step of a long short-term memory: four gates, then the diary ``c_t`` and the output ``h_t``.
+    """One step of a long short-term memory: four gates, then the diary ``c_t`` and output ``h_t``.
 
     ``i, f, o = sigmoid(.)`` and ``g = tanh(.)`` of ``W_in x_t + W_h h_{t-1} + b``; then
     ``c_t = f * c_{t-1} + i * g`` and ``h_t = o * tanh(c_t)``. The four blocks of ``W_in``, ``W_h``
@@ -55,7 +119,7 @@ class LSTMCell(nn.Module):
         self, x: Tensor, state: tuple[Tensor, Tensor] | None = None
     ) -> tuple[Tensor, Tensor, tuple[Tensor, Tensor, Tensor, Tensor]]:
         """Like ``forward``, and also the gates ``(i, f, g, o)``, each ``(B, H)``."""
-        h_prev, c_prev = self._check(x, state)  # (B, H), (B, H)
+        h_prev, c_prev = _check_step(x, state, self.input_size, self.hidden_size)  # (B, H) each
         z = self.in_proj(x) + self.state_proj(h_prev)  # (B, 4H)
         i, f, g, o = z.chunk(4, dim=-1)  # 4 x (B, H)
         i, f, g, o = torch.sigmoid(i), torch.sigmoid(f), torch.tanh(g), torch.sigmoid(o)
@@ -63,44 +127,12 @@ class LSTMCell(nn.Module):
         h = o * torch.tanh(c)  # the part of the diary shown to the rest of the network
         return h, c, (i, f, g, o)
 
-    def _check(self, x: Tensor, state: tuple[Tensor, Tensor] | None) -> tuple[Tensor, Tensor]:
-        if x.dim() != 2 or x.shape[-1] != self.input_size:
-            raise ValueError(
-                f"LSTMCell expects one step of inputs of shape (B, {self.input_size}), got "
-                f"{tuple(x.shape)}. For whole sequences (B, T, {self.input_size}) use LSTM."
-            )
-        if state is None:
-            zeros = x.new_zeros(x.shape[0], self.hidden_size)  # (B, H)
-            return zeros, zeros
-        expected = (x.shape[0], self.hidden_size)
-        if len(state) != 2 or any(tuple(s.shape) != expected for s in state):
-            raise ValueError(
-                f"state must be a pair (h, c), each of shape (B, H) = {expected}, got "
-                f"{[tuple(s.shape) for s in state]}."
-            )
-        return state[0], state[1]
-
-
-# %% auto #0
-__all__ = [
-    "GATE_NAMES",
-    "LSTMCell",
-    "LSTM",
-    "copy_weights_from_torch",
-    "delayed_recall_batch",
-    "RecallClassifier",
-    "train_recall",
-    "recall_accuracy",
-    "init_forget_bias",
-    "gradient_by_distance",
-]
-
 
 # %% ../../book/03_lstm.ipynb #2fab4ab3
 class LSTM(nn.Module):
     """A stack of ``num_layers`` LSTM layers, batch first (like ``nn.LSTM(batch_first=True)``).
 
-    Layer ``l`` reads the hidden states of layer ``l - 1`` as its inputs; the first layer reads ``x``.
+    Layer ``l`` reads the hidden states of layer ``l - 1`` as inputs; the first layer reads ``x``.
 
     Args:
         input_size: size ``D_in`` of each input vector.
@@ -118,8 +150,7 @@ class LSTM(nn.Module):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True):
         super().__init__()
-        if num_layers < 1:
-            raise ValueError(f"num_layers must be >= 1, got {num_layers}.")
+        _check_num_layers(num_layers)
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         sizes = [input_size] + [hidden_size] * (num_layers - 1)
         self.cells = nn.ModuleList(LSTMCell(d, hidden_size, bias) for d in sizes)
@@ -148,7 +179,7 @@ class LSTM(nn.Module):
         return self._unroll(x, state, lengths, keep_gates=True)
 
     def _unroll(self, x, state, lengths, keep_gates: bool):
-        self._check(x, state, lengths)
+        _check_sequence(x, state, lengths, self.input_size, self.num_layers, self.hidden_size)
         B, T, _ = x.shape
         # After a sequence ends, its state stops changing (the padding is never read).
         real = None if lengths is None else padding_mask(lengths.to(x.device), T)  # (B, T)
@@ -178,36 +209,8 @@ class LSTM(nn.Module):
         gates = {name: torch.stack(v) for name, v in trace.items()} if keep_gates else None
         return outputs, (torch.stack(h_last), torch.stack(c_last)), gates  # gates: (L, B, T, H)
 
-    def _check(
-        self, x: Tensor, state: tuple[Tensor, Tensor] | None, lengths: Tensor | None
-    ) -> None:
-        if x.dim() != 3 or x.shape[-1] != self.input_size:
-            raise ValueError(
-                f"LSTM expects inputs of shape (B, T, {self.input_size}) (batch first), got "
-                f"{tuple(x.shape)}. Add a batch dimension with x[None] for a single sequence."
-            )
-        B, T, _ = x.shape
-        if T == 0:
-            raise ValueError(
-                "LSTM got a sequence of length 0; every batch needs at least one step."
-            )
-        expected = (self.num_layers, B, self.hidden_size)
-        if state is not None and (
-            len(state) != 2 or any(tuple(s.shape) != expected for s in state)
-        ):
-            raise ValueError(
-                f"state must be a pair (h0, c0), each of shape (num_layers, B, H) = {expected}, "
-                f"got {[tuple(s.shape) for s in state]}."
-            )
-        if lengths is not None and (
-            tuple(lengths.shape) != (B,) or int(lengths.min()) < 1 or int(lengths.max()) > T
-        ):
-            raise ValueError(
-                f"lengths must have shape (B,) = ({B},) with values in 1..T = 1..{T}, got "
-                f"{lengths.tolist()}."
-            )
 
-
+# %% ../../book/03_lstm.ipynb #d3c92934
 @torch.no_grad()
 def copy_weights_from_torch(ours: LSTM, reference: nn.LSTM) -> LSTM:
     """Copy the weights of a ``torch.nn.LSTM`` into our :class:`LSTM`, so the two compute the same.
@@ -334,7 +337,7 @@ def recall_accuracy(
     num_examples: int = 1000,
     generator: torch.Generator | None = None,
 ) -> float:
-    """The fraction of ``num_examples`` fresh sequences with this ``delay`` that the model gets right."""
+    """The fraction of ``num_examples`` fresh sequences with this ``delay`` the model gets right."""
     model.eval()
     x, labels = delayed_recall_batch(num_examples, delay, model.head.out_features, generator)
     return (model(x).argmax(-1) == labels).float().mean().item()
@@ -355,7 +358,7 @@ def init_forget_bias(lstm: LSTM, value: float = 1.0) -> LSTM:
 
 # %% ../../book/03_lstm.ipynb #809f0c13
 def gradient_by_distance(model: RecallClassifier, x: Tensor, labels: Tensor) -> Tensor:
-    """Mean over the batch of the norm of d loss / d x_{t-k}, for each distance k back from the last step t.
+    """Mean over the batch of the norm of d loss / d x_{t-k}, for each distance k back from step t.
 
     The loss is the cross-entropy of the model's answer after the last step.
 
