@@ -8,6 +8,15 @@ import torch
 from torch import Tensor, nn
 
 
+def _check_width(x: Tensor, d_model: int) -> None:
+    """Raise a ``ValueError`` that names the expected width when ``x`` is not ``(..., d_model)``."""
+    if x.size(-1) != d_model:
+        raise ValueError(
+            f"expected the last dimension to be d_model={d_model}, got {tuple(x.shape)}"
+        )
+
+
+# %% ../../book/11_ffn_addnorm.ipynb #0eea491b
 class PositionwiseFeedForward(nn.Module):
     """The Transformer's feed-forward sublayer: one two-layer MLP applied to every position alone.
 
@@ -31,9 +40,6 @@ class PositionwiseFeedForward(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: Tensor) -> Tensor:
-        if x.size(-1) != self.d_model:
-            raise ValueError(
-                f"expected the last dimension to be d_model={self.d_model}, got {tuple(x.shape)}"
-            )
+        _check_width(x, self.d_model)
         hidden = torch.relu(self.linear1(x))  # (B, T, d_ff)
         return self.linear2(self.dropout(hidden))  # (B, T, D)
