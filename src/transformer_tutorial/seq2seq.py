@@ -146,7 +146,7 @@ def make_rnn(rnn_type: str, input_size: int, hidden_size: int) -> nn.RNNBase:
 
 
 def last_hidden(state: RNNState) -> Tensor:
-    """The hidden state ``(B, D)`` of the last layer, for an RNN/GRU state or an LSTM ``(h, cell)``."""
+    """The last layer's hidden state ``(B, D)``, from an RNN/GRU state or an LSTM ``(h, cell)``."""
     h = state[0] if isinstance(state, tuple) else state  # (layers, B, D)
     return h[-1]  # (B, D)
 
@@ -169,6 +169,7 @@ def _check_source(src: Tensor, src_lengths: Tensor) -> None:
         )
 
 
+# %% ../../book/04_seq2seq.ipynb #6bdd2402
 class Encoder(nn.Module):
     """Read a padded batch of sources; return every state ``s_i`` and the final state.
 
@@ -203,7 +204,7 @@ class Encoder(nn.Module):
 
 # %% ../../book/04_seq2seq.ipynb #0fec4c4b
 class Decoder(nn.Module):
-    """The decoder of the encoder–decoder: ``s'_t = g(s'_{t-1}, [y_{t-1}; c])``, logits from ``[s'_t; c]``.
+    """The decoder: ``s'_t = g(s'_{t-1}, [y_{t-1}; c])``, logits from ``[s'_t; c]``.
 
     The same context ``c`` is fed to every step: the bottleneck.
 
@@ -275,7 +276,7 @@ class Seq2Seq(nn.Module):
         return logits
 
     def decode_step(self, prev: Tensor, state: Seq2SeqState) -> tuple[Tensor, Seq2SeqState]:
-        """One step of inference: previous tokens ``(B,)`` -> logits ``(B, V)`` and the new state."""
+        """One step of inference: previous tokens ``(B,)`` -> logits ``(B, V)``, new state."""
         logits, hidden = self.decoder(prev.unsqueeze(1), state.context, state.hidden)  # (B, 1, V)
         return logits.squeeze(1), state._replace(hidden=hidden)
 
