@@ -18,7 +18,7 @@ export OMP_NUM_THREADS := 2
 # Idle OpenMP threads sleep instead of spinning (much faster when processes share the cores).
 export OMP_WAIT_POLICY := PASSIVE
 
-.PHONY: install fonts book test lint format unit nbval site-test export execute sync check-book clean
+.PHONY: install fonts book test lint format unit slow nbval site-test export execute sync check-book clean
 
 install: $(STAMP)
 
@@ -97,8 +97,12 @@ format: $(STAMP)
 	$(BIN)/ruff format src tests tools benchmarks
 	$(BIN)/ruff check --fix src tests tools benchmarks
 
+# The quick loop: everything but the real training runs (marked slow) and the browser tests.
 unit: $(STAMP)
-	$(BIN)/pytest -q tests -m "not browser"
+	$(BIN)/pytest -q tests -m "not browser and not slow"
+
+slow: $(STAMP)
+	$(BIN)/pytest -q tests -m "slow and not browser"
 
 # The stored outputs are written with the usual kernels and two threads (`make execute`) and
 # verified under other numerics: PyTorch's generic (non-vectorised) CPU kernels, MKL's
@@ -118,7 +122,7 @@ site-test: book
 	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
 	$(BIN)/pytest -q tests -m browser
 
-test: lint unit nbval site-test
+test: lint unit slow nbval site-test
 
 export: $(STAMP)
 	$(BIN)/python tools/export.py

@@ -10,12 +10,13 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import torch
+
+from transformer_tutorial.translator.runenv import cpu_name, git_commit, pick_device
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -67,50 +68,19 @@ def interleaved_median_seconds(
     return {name: statistics.median(t) for name, t in times.items()}
 
 
-def cpu_name() -> str:
-    """The processor's model name (from /proc/cpuinfo on Linux)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def resolve_device(name: str) -> torch.device:
-    """``cpu`` or ``cuda`` (``cuda:1`` ...), with a clear error when CUDA is missing."""
-    device = torch.device(name)
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise SystemExit(
-            f"--device {name} asked for a GPU, but torch.cuda.is_available() is False "
-            f"(torch {torch.__version__}); run on a machine with a CUDA build of PyTorch."
-        )
-    return device
-
-
-def git_commit() -> str:
-    """The checked-out commit, with ``+dirty`` when tracked files differ from it."""
+    """``cpu``, ``cuda``, ``mps`` or ``auto``, as the training command picks them; a device that
+    is not there ends the script with the reason."""
     try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        return commit + ("+dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+        return pick_device(name)
+    except ValueError as err:
+        raise SystemExit(f"{err} (torch {torch.__version__})") from None
 
 
 def environment(device: torch.device) -> dict:
     """Where a measurement was taken: hardware, software, threads and machine load."""
     info = {
-        "commit": git_commit(),
+        "commit": git_commit(ROOT) or "unknown",
         "python": platform.python_version(),
         "torch": torch.__version__,
         "device": str(device),

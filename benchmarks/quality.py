@@ -55,9 +55,9 @@ def checkpoint_curve(
     run_dir: Path, records: list[dict], test_sentences: int | None, beam_size: int
 ) -> list[dict]:
     """Test BLEU of every kept checkpoint, with the wall time at its step."""
-    from transformer_tutorial.checkpoint import load_checkpoint
     from transformer_tutorial.data import load_multi30k
     from transformer_tutorial.decoding import corpus_bleu, translate
+    from transformer_tutorial.translator.checkpoint import load_checkpoint
 
     pairs = load_multi30k("test")[:test_sentences]
     sources, references = [de for de, _ in pairs], [en for _, en in pairs]

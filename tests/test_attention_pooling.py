@@ -126,6 +126,7 @@ def test_nadaraya_watson_module_equals_function_and_has_gradient():
     assert model.log_width.grad is not None and torch.isfinite(model.log_width.grad)
 
 
+@pytest.mark.slow  # fits many widths: `make unit` skips it, `make test` runs it
 def test_fit_width_leave_one_out_beats_fixed_and_self_collapses():
     x, y = _data(0)
     queries = torch.arange(0, 5, 0.1)

@@ -8,19 +8,11 @@ import signal
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 import torch
 
-from transformer_tutorial.checkpoint import (
-    CheckpointError,
-    latest_checkpoint,
-    load_checkpoint,
-    load_training_state,
-    load_weights,
-    resolve_checkpoint,
-    save_checkpoint,
-)
 from transformer_tutorial.training import (
     LabelSmoothingLoss,
     collate,
@@ -30,6 +22,15 @@ from transformer_tutorial.training import (
     train_tokenizer,
 )
 from transformer_tutorial.transformer import Transformer, TransformerConfig
+from transformer_tutorial.translator.checkpoint import (
+    CheckpointError,
+    latest_checkpoint,
+    load_checkpoint,
+    load_training_state,
+    load_weights,
+    resolve_checkpoint,
+    save_checkpoint,
+)
 
 TEXTS = ["Ein Hund läuft.", "A dog runs.", "Zwei Kinder spielen.", "Two children play."] * 10
 
@@ -140,8 +141,12 @@ def test_a_crash_while_saving_leaves_the_previous_checkpoint(tmp_path, tokenizer
         f"""
         import json, torch
         from tokenizers import Tokenizer
-        from transformer_tutorial.checkpoint import save_checkpoint
+        import sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        import crashes
+        from transformer_tutorial.translator.checkpoint import save_checkpoint
         from transformer_tutorial.transformer import Transformer, TransformerConfig
+        crashes.kill_while_saving(2)
         config = TransformerConfig(**json.load(open({str(tmp_path / "config.json")!r})))
         tok = Tokenizer.from_file({str(tmp_path / "tok.json")!r})
         model = Transformer(config)
@@ -149,7 +154,7 @@ def test_a_crash_while_saving_leaves_the_previous_checkpoint(tmp_path, tokenizer
         save_checkpoint({str(tmp_path / "ckpt")!r}, model, config, tok, step=2)
         """
     )
-    env = os.environ | {"TRANSFORMER_TUTORIAL_TEST_KILL_WHILE_SAVING": "2", "OMP_NUM_THREADS": "1"}
+    env = os.environ | {"OMP_NUM_THREADS": "1"}
     result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True)
     assert result.returncode == -signal.SIGKILL, result.stderr.decode()
     ckpt = tmp_path / "ckpt"

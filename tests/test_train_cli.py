@@ -18,9 +18,10 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from transformer_tutorial.checkpoint import load_checkpoint
 from transformer_tutorial.data import load_multi30k
+from transformer_tutorial.translator.checkpoint import load_checkpoint
 
+TESTS = Path(__file__).resolve().parent  # crashes.py lives here
 TINY = [
     "--vocab-size", "300", "--d-model", "32", "--layers", "1", "--heads", "2", "--d-ff", "64",
     "--max-tokens", "600", "--warmup", "10", "--beam-size", "2", "--no-progress",
@@ -50,18 +51,21 @@ def run_train(
     env: dict | None = None,
     torchrun: int = 0,
     tiny=True,
+    kill_before_step: int | None = None,
 ):
-    if torchrun:
+    if kill_before_step is not None:  # the real command, in a process that dies at that step
+        arm = f"import crashes; crashes.kill_before_step({kill_before_step})"
+        run_main = "from transformer_tutorial.translator.train import main; sys.exit(main())"
+        code = f"import sys; sys.path.insert(0, {str(TESTS)!r}); {arm}; {run_main}"
+        launcher = [sys.executable, "-c", code]
+    elif torchrun:
         launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone",
                     f"--nproc_per_node={torchrun}", "-m", "transformer_tutorial.train"]  # fmt: skip
     else:
         launcher = [sys.executable, "-m", "transformer_tutorial.train"]
     options = [*(TINY if tiny else []), *extra]
     cmd = [*launcher, "--data-dir", str(data_dir), "--run-dir", str(run_dir), *options]
-    full_env = {
-        k: v for k, v in os.environ.items() if not k.startswith("TRANSFORMER_TUTORIAL_TEST_")
-    }
-    full_env |= {"OMP_NUM_THREADS": "1"} | (env or {})
+    full_env = os.environ | {"OMP_NUM_THREADS": "1"} | (env or {})
     return subprocess.run(cmd, env=full_env, capture_output=True, text=True, timeout=600)
 
 
@@ -70,6 +74,7 @@ def final_weights(run_dir: Path) -> dict[str, torch.Tensor]:
     return load_file(str(run_dir / "checkpoints" / latest / "model.safetensors"))
 
 
+@pytest.mark.slow  # a real training run: `make unit` skips it, `make test` runs it
 def test_training_lowers_the_loss_and_writes_its_records(tmp_path, data_dir):
     run_dir = tmp_path / "run"
     result = run_train(data_dir, run_dir, "--max-steps", "40", "--checkpoint-every", "20")
@@ -125,15 +130,14 @@ def test_training_lowers_the_loss_and_writes_its_records(tmp_path, data_dir):
     assert again.returncode == 2 and "--resume" in again.stderr and "Traceback" not in again.stderr
 
 
+@pytest.mark.slow  # a real training run: `make unit` skips it, `make test` runs it
 def test_a_run_killed_with_sigkill_resumes_to_the_same_weights(tmp_path, data_dir):
     args = ("--max-steps", "14", "--checkpoint-every", "4", "--dropout", "0.1")
     whole = run_train(data_dir, tmp_path / "whole", *args)
     assert whole.returncode == 0, whole.stderr
 
     killed_dir = tmp_path / "killed"
-    killed = run_train(
-        data_dir, killed_dir, *args, env={"TRANSFORMER_TUTORIAL_TEST_KILL_AT_STEP": "10"}
-    )
+    killed = run_train(data_dir, killed_dir, *args, kill_before_step=11)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     assert (killed_dir / "checkpoints" / "latest").read_text().strip() == "step-000008"
     assert not (killed_dir / "results.json").exists()
@@ -152,6 +156,7 @@ def test_a_run_killed_with_sigkill_resumes_to_the_same_weights(tmp_path, data_di
     assert json.loads((killed_dir / "results.json").read_text())["resumed"] is True
 
 
+@pytest.mark.slow  # a real training run: `make unit` skips it, `make test` runs it
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed missing")
 def test_two_processes_match_one_process_on_the_same_global_batches(tmp_path, data_dir):
     args = (
@@ -198,6 +203,7 @@ def test_two_processes_match_one_process_on_the_same_global_batches(tmp_path, da
     assert tokens[0] == tokens[1]
 
 
+@pytest.mark.slow  # a real training run: `make unit` skips it, `make test` runs it
 def test_time_budget_and_bf16_autocast(tmp_path, data_dir):
     """--max-minutes stops after the step that crosses it; bf16 autocast runs on the CPU."""
     run_dir = tmp_path / "run"

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 import torch
 
-from transformer_tutorial.checkpoint import load_checkpoint, save_checkpoint
 from transformer_tutorial.decoding import greedy_decode, translate
 from transformer_tutorial.training import (
     BOS_ID,
@@ -29,7 +28,8 @@ from transformer_tutorial.training import (
     train_tokenizer,
 )
 from transformer_tutorial.transformer import Transformer, TransformerConfig
-from transformer_tutorial.translate import main
+from transformer_tutorial.translator.checkpoint import load_checkpoint, save_checkpoint
+from transformer_tutorial.translator.translate import main
 
 PAIRS = [
     ("Ein Hund läuft im Schnee.", "A dog runs in the snow."),
@@ -203,6 +203,7 @@ def test_bad_checkpoints_are_errors(checkpoint, tmp_path, capsys):
     expect_error(bad_config, "config")
 
 
+@pytest.mark.slow  # starts real processes: `make unit` skips it, `make test` runs it
 def test_no_traceback_from_the_real_command(checkpoint, tmp_path):
     """The same through a real process: stdin bytes, exit status, stderr."""
     env = os.environ | {"OMP_NUM_THREADS": "1"}

@@ -24,13 +24,17 @@ __all__ = [
     "noam_scheduler",
     "train_step",
     "evaluate_loss",
+    "LoopPosition",
+    "Callback",
+    "step_seed",
     "train_loop",
+    "ProgressBar",
 ]
 
 # %% ../../book/14_training.ipynb #4692f036
 import random
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -413,60 +417,145 @@ def evaluate_loss(model: nn.Module, batches: Iterable[Batch], criterion: nn.Modu
 
 
 # %% ../../book/14_training.ipynb #ec32fe6d
+@dataclass
+class LoopPosition:
+    """Where training stands: all a resumed run needs to continue exactly where it stopped."""
+
+    step: int = 0  # updates done
+    epoch: int = 0  # full passes over the training set done
+    batch_in_epoch: int = 0  # batches of the current pass done
+    train_tokens: int = 0  # target tokens trained on, all processes together
+
+
+class Callback:
+    """What the loop calls as it goes. Return True from a method to stop after this step."""
+
+    def on_step(self, record: dict, position: LoopPosition) -> bool | None:
+        """After every update; ``record`` is ``train_step``'s with ``step``, ``epoch``, ..."""
+
+    def on_epoch_end(self, position: LoopPosition) -> bool | None:
+        """After the last update of a pass over the training set."""
+
+
+def step_seed(seed: int, step: int, rank: int = 0) -> int:
+    """The random seed of one update. Dropout then depends only on (seed, step, process), so a
+    resumed run draws the same masks as an uninterrupted one, and processes draw different ones."""
+    return (seed * 1_000_003 + step * 7919 + rank * 104_729) % (2**63)
+
+
+# %% ../../book/14_training.ipynb #12b5ff2f
 def train_loop(
     model: nn.Module,
     pairs: Sequence[tuple[Sequence[int], Sequence[int]]],
     *,
     max_tokens: int,
-    max_steps: int,
     criterion: nn.Module,
     optimizer: torch.optim.Optimizer,
     scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,
     clip_norm: float | None = 1.0,
+    max_steps: int | None = None,
+    max_epochs: int | None = None,
     val_batches: Sequence[Batch] | None = None,
     val_criterion: nn.Module | None = None,
     eval_every: int = 0,
     seed: int = 0,
     device: torch.device | str = "cpu",
     progress: bool = False,
-    callback: Callable[[dict], None] | None = None,
+    callbacks: Sequence[Callback] = (),
+    position: LoopPosition | None = None,
+    rank: int = 0,
+    world_size: int = 1,
+    amp_dtype: torch.dtype | None = None,
+    scaler: torch.amp.GradScaler | None = None,
 ) -> list[dict]:
-    """Train for ``max_steps`` updates on token-budget batches, a new batch order each epoch.
+    """Train on token-budget batches, a new batch order each pass, until ``max_steps`` updates or
+    ``max_epochs`` passes (whichever comes first) or until a callback says stop.
 
-    Every ``eval_every`` steps (and at the end) the mean validation loss is recorded too.
+    Every ``eval_every`` steps (and at ``max_steps``) the validation loss is recorded too.
+    ``position`` (updated in place) says where to start, e.g. from a checkpoint. With
+    ``world_size`` processes, each trains on every ``world_size``-th sentence of each batch.
 
     Returns:
         One record per step: ``step, epoch, loss, tokens, grad_norm, lr, seconds`` and, on
         evaluation steps, ``val_loss``.
     """
-    history: list[dict] = []
-    step, epoch, start = 0, 0, time.perf_counter()
-    bar = None
-    if progress:
-        from tqdm import tqdm
+    _check_loop(max_steps, max_epochs, callbacks)
+    position = position if position is not None else LoopPosition()
+    callbacks = [*callbacks, ProgressBar(max_steps, position.step)] if progress else callbacks
+    history, start = [], time.perf_counter()
 
-        bar = tqdm(total=max_steps, desc="training", unit="step", mininterval=5.0)
-    while step < max_steps:
-        for indices in token_budget_batches(pairs, max_tokens, shuffle=True, seed=seed + epoch):
-            batch = collate([pairs[i] for i in indices]).to(device)
-            record = train_step(model, batch, criterion, optimizer, scheduler, clip_norm)
-            step += 1
-            record |= {"step": step, "epoch": epoch, "seconds": time.perf_counter() - start}
-            last = step == max_steps
-            if val_batches is not None and (last or (eval_every and step % eval_every == 0)):
+    def finished() -> bool:
+        return (max_steps is not None and position.step >= max_steps) or (
+            max_epochs is not None and position.epoch >= max_epochs
+        )
+
+    while not finished():
+        batches = token_budget_batches(pairs, max_tokens, shuffle=True, seed=seed + position.epoch)
+        batches = [b for b in batches if len(b) >= world_size]  # a sentence for every process
+        if not batches:
+            raise ValueError(
+                f"{len(pairs)} pairs make no batch with a sentence for each of "
+                f"{world_size} processes; give more data or fewer processes."
+            )
+        for indices in batches[position.batch_in_epoch :]:
+            tokens = sum(len(pairs[i][1]) + 1 for i in indices)  # targets + EOS, all processes
+            batch = collate([pairs[i] for i in indices[rank::world_size]]).to(device)
+            torch.manual_seed(step_seed(seed, position.step, rank))
+            record = train_step(
+                model, batch, criterion, optimizer, scheduler, clip_norm,
+                normalizer=tokens / world_size, amp_dtype=amp_dtype, scaler=scaler,
+            )  # fmt: skip
+            record |= {"tokens": tokens, "epoch": position.epoch}
+            position.step += 1
+            position.batch_in_epoch += 1
+            position.train_tokens += tokens
+            end_of_epoch = position.batch_in_epoch == len(batches)
+            if end_of_epoch:
+                position.epoch, position.batch_in_epoch = position.epoch + 1, 0
+            record |= {"step": position.step, "seconds": time.perf_counter() - start}
+            evaluate = eval_every and position.step % eval_every == 0
+            if val_batches is not None and (evaluate or position.step == max_steps):
                 val = [b.to(device) for b in val_batches]
                 record["val_loss"] = evaluate_loss(model, val, val_criterion or criterion)
             history.append(record)
-            if callback is not None:
-                callback(record)
-            if bar is not None:
-                bar.update(1)
-                bar.set_postfix(
-                    loss=f"{record['loss']:.3f}", lr=f"{record['lr']:.2e}", refresh=False
-                )
-            if last:
-                break
-        epoch += 1
-    if bar is not None:
-        bar.close()
+            stop = any([bool(c.on_step(record, position)) for c in callbacks])
+            if end_of_epoch:
+                stop = any([bool(c.on_epoch_end(position)) for c in callbacks]) or stop
+            if stop or finished():
+                return _closed(history, callbacks)
+    return _closed(history, callbacks)
+
+
+# %% ../../book/14_training.ipynb #046c6a13
+def _check_loop(max_steps: int | None, max_epochs: int | None, callbacks: Sequence) -> None:
+    if max_steps is None and max_epochs is None and not callbacks:
+        raise ValueError(
+            "train_loop needs a limit: max_steps, max_epochs, or a callback that stops it."
+        )
+    for name, value in (("max_steps", max_steps), ("max_epochs", max_epochs)):
+        if value is not None and value < 1:
+            raise ValueError(f"{name} must be at least 1, got {value}.")
+
+
+class ProgressBar(Callback):
+    """A tqdm progress bar: steps, the current pass, the loss and the learning rate."""
+
+    def __init__(self, total: int | None = None, initial: int = 0) -> None:
+        from tqdm import tqdm  # plain text: the same in a terminal and a notebook
+
+        self.bar = tqdm(total=total, initial=initial, unit="step", mininterval=5.0)
+
+    def on_step(self, record: dict, position: LoopPosition) -> None:
+        self.bar.set_description(f"epoch {record['epoch'] + 1}", refresh=False)
+        self.bar.set_postfix(loss=f"{record['loss']:.3f}", lr=f"{record['lr']:.1e}", refresh=False)
+        self.bar.update(1)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _closed(history: list[dict], callbacks: Sequence[Callback]) -> list[dict]:
+    for callback in callbacks:
+        if hasattr(callback, "close"):
+            callback.close()
     return history

@@ -1,7 +1,5 @@
 """Checkpoints: save and load a model with everything needed to use it or to resume training.
 
-Hand-written (not generated from a notebook).
-
 A checkpoint is a directory::
 
     step-000120/
@@ -35,11 +33,11 @@ from typing import Any
 
 import torch
 from safetensors import SafetensorError
-from safetensors.torch import load_file, save_model
+from safetensors.torch import load_model, save_model
 from tokenizers import Tokenizer
 from torch import nn
 
-from .transformer import Transformer, TransformerConfig
+from ..transformer import Transformer, TransformerConfig
 
 MODEL_FILE = "model.safetensors"
 CONFIG_FILE = "config.json"
@@ -157,7 +155,6 @@ def save_checkpoint(
         (tmp / META_FILE).write_text(
             json.dumps({"step": step, **(meta or {})}, indent=2, sort_keys=True), encoding="utf-8"
         )
-        _test_hook_crash_while_writing(step)
         for f in tmp.iterdir():
             _fsync_file(f)
         _fsync_dir(tmp)
@@ -171,15 +168,6 @@ def save_checkpoint(
     write_text_atomic(directory / LATEST, name + "\n")
     _cleanup(directory, keep_last)
     return final
-
-
-def _test_hook_crash_while_writing(step: int) -> None:
-    """For the tests: die with SIGKILL in the middle of writing the checkpoint of this step."""
-    target = os.environ.get("TRANSFORMER_TUTORIAL_TEST_KILL_WHILE_SAVING")
-    if target is not None and int(target) == step:
-        import signal
-
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _cleanup(directory: Path, keep_last: int | None) -> None:
@@ -216,7 +204,8 @@ def _is_complete(path: Path) -> bool:
 
 def resolve_checkpoint(path: str | os.PathLike) -> Path:
     """Find the checkpoint meant by ``path``: a checkpoint directory itself, a run's
-    ``checkpoints/`` folder (its latest), or a run directory (the latest of its ``checkpoints/``)."""
+    ``checkpoints/`` folder (its latest), or a run directory (the latest of its
+    ``checkpoints/``)."""
     path = Path(path)
     if not path.exists():
         raise CheckpointError(
@@ -227,7 +216,8 @@ def resolve_checkpoint(path: str | os.PathLike) -> Path:
         if path.name in (MODEL_FILE, CONFIG_FILE, TOKENIZER_FILE):
             return resolve_checkpoint(path.parent)
         raise CheckpointError(
-            f"{path} is a file; give the checkpoint directory that holds {', '.join(REQUIRED_FILES)}."
+            f"{path} is a file; give the checkpoint directory that holds "
+            f"{', '.join(REQUIRED_FILES)}."
         )
     if (path / MODEL_FILE).exists() or (path / CONFIG_FILE).exists():
         return path
@@ -283,54 +273,31 @@ def load_checkpoint(
 
 
 def load_weights(model: nn.Module, path: str | os.PathLike) -> None:
-    """Copy the tensors of a ``model.safetensors`` file into ``model``, checking names and shapes.
-
-    Tied parameters (one tensor under several names, e.g. shared embeddings) are stored once;
-    every name that is missing from the file must be such an alias.
+    """Load a ``model.safetensors`` file into ``model`` with safetensors' ``load_model``, which
+    restores tied weights (stored once); every name and shape must fit, or the error says which.
     """
-    path = Path(path)
+    fix = (
+        "The config.json and model.safetensors come from different models; use the files of one "
+        "checkpoint together."
+    )
     try:
-        tensors = load_file(str(path))
-    except (SafetensorError, OSError, ValueError) as err:
+        missing, unexpected = load_model(_unwrap(model), str(path), strict=False)
+    except (SafetensorError, OSError) as err:
         raise CheckpointError(
             f"{path} is not a readable safetensors file ({err}); the checkpoint is corrupt, use "
             "another one."
         ) from None
-    model = _unwrap(model)
-    own = model.state_dict()
-    unexpected = sorted(set(tensors) - set(own))
-    wrong = [
-        f"{name}: file {tuple(t.shape)}, model {tuple(own[name].shape)}"
-        for name, t in tensors.items()
-        if name in own and own[name].shape != t.shape
-    ]
-    if unexpected or wrong:
-        detail = "; ".join(wrong[:3] + [f"unexpected {n}" for n in unexpected[:3]])
+    except RuntimeError as err:  # shapes that do not fit the model
+        detail = " ".join(str(err).split())[:300]
+        raise CheckpointError(f"the weights in {path} do not fit the model ({detail}). {fix}") from None
+    if unexpected:
+        names = ", ".join(sorted(unexpected)[:3])
         raise CheckpointError(
-            f"the weights in {path} do not fit the model built from its config ({detail}). "
-            "The config.json and model.safetensors come from different models; use the files "
-            "of one checkpoint together."
+            f"the weights in {path} do not fit the model: unexpected {names} ... {fix}"
         )
-    # Names missing from the file must be aliases of a stored tensor (tied weights).
-    ids = {}
-    for name, p in model.named_parameters(remove_duplicate=False):
-        ids.setdefault(id(p), []).append(name)
-    stored_aliases = {
-        n for names in ids.values() if any(x in tensors for x in names) for n in names
-    }
-    missing = sorted(set(own) - set(tensors) - stored_aliases)
     if missing:
-        raise CheckpointError(
-            f"{path} lacks weights for {missing[:3]}{' ...' if len(missing) > 3 else ''}; "
-            "the checkpoint does not fit its config."
-        )
-    with torch.no_grad():
-        params = dict(model.named_parameters(remove_duplicate=False))
-        buffers = dict(model.named_buffers(remove_duplicate=False))
-        for name, t in tensors.items():
-            target = params.get(name, buffers.get(name))
-            if target is not None:
-                target.copy_(t)
+        names = ", ".join(sorted(missing)[:3])
+        raise CheckpointError(f"{path} lacks weights for {names} ... {fix}")
 
 
 def load_training_state(checkpoint: str | os.PathLike) -> dict[str, Any]:

@@ -1,7 +1,5 @@
 """Translate German sentences with a trained checkpoint, from the command line.
 
-Hand-written (not generated from a notebook).
-
 Usage::
 
     python -m transformer_tutorial.translate --checkpoint runs/tiny "Ein Hund läuft im Schnee."
@@ -26,9 +24,10 @@ import sys
 
 import torch
 
+from ..decoding import translate
+from ..training import encode
 from .checkpoint import CheckpointError, load_checkpoint
-from .decoding import translate
-from .training import encode
+from .runenv import pick_device
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -72,8 +71,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.beam_size < 1 or args.batch_size < 1:
             raise ValueError("--beam-size and --batch-size must be at least 1.")
-        from .train import pick_device
-
         device = pick_device(args.device)
         model, config, tokenizer, _ = load_checkpoint(args.checkpoint, device=device)
         if args.beam_size > config.tgt_vocab_size:

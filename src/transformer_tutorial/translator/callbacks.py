@@ -1,0 +1,168 @@
+"""What the training command adds to chapter 14's loop: the callbacks of a long run.
+
+``LogTraining`` writes ``train`` records, ``TimeBudget`` stops at ``--max-minutes``,
+``Validate`` measures the validation loss and BLEU after every pass, ``SaveCheckpoints`` writes
+a checkpoint every ``--checkpoint-every`` steps and after every pass. Under ``torchrun`` only
+process 0 writes files; every process takes part in the decisions (stop, save) together.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tokenizers import Tokenizer
+
+from ..decoding import corpus_bleu, translate
+from ..training import Callback, LabelSmoothingLoss, LoopPosition, evaluate_loss, make_batches
+from ..transformer import Transformer, TransformerConfig
+from .checkpoint import read_meta, save_checkpoint, write_text_atomic
+from .runenv import Runtime
+
+
+class MetricsLog:
+    """Appends JSON lines to ``metrics.jsonl`` (process 0 only), flushing each line.
+
+    A resumed run first drops what the interrupted one logged after its checkpoint (those steps
+    are done again) and any ``test`` record (the evaluation is done again), so that the log reads
+    like one uninterrupted run. A new run starts an empty log.
+    """
+
+    def __init__(self, path: Path, enabled: bool, resume_from: Path | None) -> None:
+        self.path, self.enabled = path, enabled
+        if enabled and path.exists():
+            kept = []
+            if resume_from is not None:
+                step = read_meta(resume_from)["step"]
+                kept = [r for r in self.read() if r["kind"] != "test" and r["step"] <= step]
+            write_text_atomic(path, "".join(json.dumps(r) + "\n" for r in kept))
+
+    def read(self) -> list[dict[str, Any]]:
+        lines = self.path.read_text(encoding="utf-8").splitlines() if self.path.exists() else []
+        return [json.loads(line) for line in lines if line.strip()]
+
+    def write(self, record: dict[str, Any]) -> None:
+        if self.enabled:
+            with open(self.path, "a", encoding="utf-8") as f:
+                f.write(json.dumps(record) + "\n")
+
+
+class LogTraining(Callback):
+    """A ``train`` record every ``--log-every`` steps and after the first: loss, learning rate,
+    gradient norm, and target tokens per second (all processes) since the previous record."""
+
+    def __init__(self, every: int, metrics: MetricsLog, start: float) -> None:
+        self.every, self.metrics, self.start = every, metrics, start
+        self.last_time, self.last_tokens = time.perf_counter(), None
+
+    def on_step(self, record: dict, position: LoopPosition) -> None:
+        if self.last_tokens is None:  # the first step of this process's run
+            self.last_tokens = position.train_tokens - record["tokens"]
+        if position.step % self.every and position.step != 1:
+            return
+        now = time.perf_counter()
+        speed = (position.train_tokens - self.last_tokens) / max(now - self.last_time, 1e-9)
+        keys = ("step", "epoch", "loss", "lr", "grad_norm", "tokens")
+        entry = {"kind": "train", **{k: record[k] for k in keys}, "tokens_per_s": speed}
+        self.metrics.write(entry | {"elapsed_s": now - self.start})
+        self.last_time, self.last_tokens = now, position.train_tokens
+
+
+class TimeBudget(Callback):
+    """Stops every process once ``minutes`` have passed since ``start`` (``None``: never)."""
+
+    def __init__(self, minutes: float | None, rt: Runtime, start: float) -> None:
+        self.minutes, self.rt, self.start = minutes, rt, start
+
+    def on_step(self, record: dict, position: LoopPosition) -> bool:
+        elapsed = (time.perf_counter() - self.start) / 60
+        return self.rt.any_rank(self.minutes is not None and elapsed >= self.minutes)
+
+
+class Validate(Callback):
+    """After every pass: the validation loss (cross-entropy per target token) and the BLEU of
+    greedy translations of the first ``sentences`` validation pairs, as a ``val`` record."""
+
+    def __init__(
+        self,
+        rt: Runtime,
+        model: Transformer,
+        tokenizer: Tokenizer,
+        val_ids: list,
+        val_pairs: list[tuple[str, str]],
+        metrics: MetricsLog,
+        start: float,
+        max_tokens: int = 4000,
+        sentences: int | None = None,
+    ) -> None:
+        self.rt, self.model, self.tokenizer = rt, model, tokenizer
+        self.metrics, self.start = metrics, start
+        self.batches = make_batches(val_ids, max_tokens=max_tokens, shuffle=False)
+        self.pairs = val_pairs[:sentences]
+
+    def loss(self) -> float:
+        batches = [b.to(self.rt.device) for b in self.batches]
+        return evaluate_loss(self.model, batches, LabelSmoothingLoss(0.0))
+
+    def on_epoch_end(self, position: LoopPosition) -> None:
+        if self.rt.is_main:
+            record = {"kind": "val", "step": position.step, "epoch": position.epoch - 1}
+            record["val_loss"] = self.loss()
+            with self.rt.autocast():
+                hyps = translate(self.model, self.tokenizer, [s for s, _ in self.pairs])
+            record["val_bleu"] = corpus_bleu(hyps, [t for _, t in self.pairs])[0].score
+            self.metrics.write(record | {"elapsed_s": time.perf_counter() - self.start})
+        self.rt.barrier()
+
+
+class SaveCheckpoints(Callback):
+    """A checkpoint every ``--checkpoint-every`` steps and after every pass, holding the loop
+    position, so that ``--resume`` continues exactly (see ``checkpoint.py``)."""
+
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        rt: Runtime,
+        model: Transformer,
+        config: TransformerConfig,
+        tokenizer: Tokenizer,
+        training_state: Callable[[], dict[str, Any]],
+    ) -> None:
+        self.args, self.rt, self.model, self.config = args, rt, model, config
+        self.tokenizer, self.training_state = tokenizer, training_state
+        self.saved_at: int | None = None
+
+    def on_step(self, record: dict, position: LoopPosition) -> None:
+        if position.step % self.args.checkpoint_every == 0:
+            self.save(position)
+
+    def on_epoch_end(self, position: LoopPosition) -> None:
+        self.save_unless_saved(position)
+
+    def save_unless_saved(self, position: LoopPosition) -> None:
+        if self.saved_at != position.step:
+            self.save(position)
+
+    def save(self, position: LoopPosition) -> None:
+        if self.rt.is_main:
+            meta = dataclasses.asdict(position) | {
+                "seed": self.args.seed,
+                "preset": self.args.preset,
+            }
+            save_checkpoint(
+                self.args.run_dir / "checkpoints",
+                self.model,
+                self.config,
+                self.tokenizer,
+                step=position.step,
+                training_state=self.training_state(),
+                meta=meta,
+                keep_last=self.args.keep_checkpoints,
+            )
+        self.saved_at = position.step
+        self.rt.barrier()
