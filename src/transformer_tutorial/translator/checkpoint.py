@@ -289,7 +289,9 @@ def load_weights(model: nn.Module, path: str | os.PathLike) -> None:
         ) from None
     except RuntimeError as err:  # shapes that do not fit the model
         detail = " ".join(str(err).split())[:300]
-        raise CheckpointError(f"the weights in {path} do not fit the model ({detail}). {fix}") from None
+        raise CheckpointError(
+            f"the weights in {path} do not fit the model ({detail}). {fix}"
+        ) from None
     if unexpected:
         names = ", ".join(sorted(unexpected)[:3])
         raise CheckpointError(
