@@ -8,8 +8,16 @@ from typing import NamedTuple
 import torch
 from torch import Tensor, nn
 
+from transformer_tutorial.seq2seq import (
+    PAD_ID,
+    Encoder,
+    RNNState,
+    Seq2SeqConfig,
+    last_hidden,
+    make_rnn,
+)
+
 from .attention import AdditiveAttention
-from .seq2seq import PAD_ID, Encoder, RNNState, Seq2SeqConfig, last_hidden, make_rnn
 from .sequences import padding_mask
 
 
@@ -56,7 +64,7 @@ class BahdanauDecoder(nn.Module):
         src_mask: Tensor,
         keys: Tensor | None = None,
     ) -> tuple[Tensor, RNNState, Tensor]:
-        """One output step: previous tokens ``(B,)`` -> logits ``(B, V)``, new state, weights ``(B, S)``.
+        """One step: previous tokens ``(B,)`` -> logits ``(B, V)``, new state, weights ``(B, S)``.
 
         ``keys`` are the projected encoder states ``W_k s_i`` ``(B, S, A)``; pass them when
         calling many steps on one source (computed once), or ``None`` to compute them here.
@@ -140,7 +148,7 @@ class AttentionSeq2Seq(nn.Module):
         return self.forward_with_weights(src, src_lengths, tgt_in)[0]
 
     def decode_step(self, prev: Tensor, state: AttentionState) -> tuple[Tensor, AttentionState]:
-        """One step of inference: previous tokens ``(B,)`` -> logits ``(B, V)`` and the new state."""
+        """One step of inference: previous tokens ``(B,)`` -> logits ``(B, V)``, new state."""
         logits, hidden, _ = self.decoder.step(
             prev, state.hidden, state.memory, state.src_mask, state.keys
         )
