@@ -165,9 +165,8 @@ def beam_search(
     model.eval()
     B, K, device = src.shape[0], beam_size, src.device
     src = src.repeat_interleave(K, dim=0)  # (B*K, S): K copies of each sentence, side by side
-    memory = model.encode(src[::K]).repeat_interleave(
-        K, dim=0
-    )  # (B*K, S, D): encode once per sentence
+    # encode once per sentence, then repeat for its K hypotheses
+    memory = model.encode(src[::K]).repeat_interleave(K, dim=0)  # (B*K, S, D)
     tokens = torch.full((B * K, 1), bos_id, dtype=torch.long, device=device)  # (B*K, 1)
     # All K hypotheses start as the same BOS; only the first may grow at the first step,
     # otherwise the K beams would be K copies of one.
@@ -176,18 +175,16 @@ def beam_search(
     finished = torch.zeros(B, K, dtype=torch.bool, device=device)  # (B, K)
     lengths = torch.zeros(B, K, dtype=torch.long, device=device)  # (B, K): tokens incl. EOS
     pad_index = torch.tensor([pad], device=device)
-    only_pad = torch.full(
-        (V,), float("-inf"), device=device
-    )  # (V,): a finished hypothesis' next-token scores
+    # the next-token scores of a finished hypothesis: only padding, at no cost
+    only_pad = torch.full((V,), float("-inf"), device=device)  # (V,)
     only_pad[pad] = 0.0
     cache = model.new_cache() if use_cache else None
     for t in range(1, int(limits.max()) + 1):
         fed = tokens[:, -1:] if use_cache else tokens  # (B*K, 1) or (B*K, t)
         logits = model.decode(fed, memory, src, cache, last_only=True)[:, -1]  # (B*K, V)
         # log P of each next token; padding is never generated (it is not a word).
-        step = (
-            logits.log_softmax(dim=-1).index_fill(1, pad_index, float("-inf")).view(B, K, V)
-        )  # (B, K, V)
+        step = logits.log_softmax(dim=-1).index_fill(1, pad_index, float("-inf"))  # (B*K, V)
+        step = step.view(B, K, V)  # (B, K, V)
         step = torch.where(finished[..., None], only_pad, step)  # (B, K, V)
         total = log_prob[..., None] + step  # (B, K, V): log P of every one-token extension
         new_length = torch.where(finished, lengths, t)  # (B, K)
@@ -200,9 +197,8 @@ def beam_search(
         if eos_id is not None:
             finished |= token == eos_id
         finished |= (t >= limits)[:, None]  # (B, K): the sentence's limit
-        rows = (torch.arange(B, device=device)[:, None] * K + beam).view(
-            -1
-        )  # (B*K,) rows continued
+        # the decoder rows that continue: hypothesis `beam` of sentence b is row b*K + beam
+        rows = (torch.arange(B, device=device)[:, None] * K + beam).view(-1)  # (B*K,)
         tokens = torch.cat([tokens[rows], token.view(B * K, 1)], dim=1)  # (B*K, t + 1)
         if cache is not None:
             cache.reorder(rows)
@@ -225,7 +221,8 @@ def translate(
     length_penalty: float = 0.6,
     batch_size: int = 64,
 ) -> list[str]:
-    """Translate raw sentences to detokenized text with greedy search (``beam_size=1``) or beam search.
+    """Translate raw sentences to detokenized text with greedy search (``beam_size=1``) or
+    beam search.
 
     Sources are encoded as in training (chapter 14: subword ids, then EOS), sorted by length so
     that each batch has little padding, decoded, and returned in the input order.
