@@ -55,17 +55,20 @@ def checkpoint_curve(
     run_dir: Path, records: list[dict], test_sentences: int | None, beam_size: int
 ) -> list[dict]:
     """Test BLEU of every kept checkpoint, with the wall time at its step."""
-    from transformer_tutorial.data import load_multi30k
-    from transformer_tutorial.decoding import corpus_bleu, translate
+    from transformer_tutorial.data import PAIRS
+    from transformer_tutorial.decoding import translate
     from transformer_tutorial.translator.checkpoint import load_checkpoint
+    from transformer_tutorial.translator.report import score
 
-    pairs = load_multi30k("test")[:test_sentences]
-    sources, references = [de for de, _ in pairs], [en for _, en in pairs]
+    args = json.loads((run_dir / "args.json").read_text())
+    pair = PAIRS[args.get("pair") or "de-en"]  # runs before --pair existed were de-en
+    pairs = pair.load("test")[:test_sentences]
+    sources, references = [s for s, _ in pairs], [t for _, t in pairs]
     curve = []
     for path in sorted((run_dir / "checkpoints").glob("step-*")):
         model, _, tokenizer, meta = load_checkpoint(path)
         hypotheses = translate(model, tokenizer, sources, beam_size=beam_size)
-        bleu, signature = corpus_bleu(hypotheses, references)
+        bleu, signature = score(pair, hypotheses, references)
         step = int(meta["step"])
         curve.append(
             {

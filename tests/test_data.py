@@ -238,3 +238,76 @@ def test_download_with_a_wrong_hash_saves_nothing(isolated, monkeypatch, tmp_pat
 def test_cache_dir_follows_xdg(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert data.cache_dir() == tmp_path / "transformer_tutorial"
+
+
+# --- Tatoeba's English-Chinese pairs and the language pairs --------------------------------------
+
+TATOEBA_ROOT = Path(
+    os.environ.get(ENV_VAR) or Path(__file__).resolve().parents[2] / "shared" / "data"
+)
+needs_tatoeba = pytest.mark.skipif(
+    not (TATOEBA_ROOT / "cmn-eng" / "cmn.txt.gz").is_file() and not os.environ.get("CI"),
+    reason=f"no copy of Tatoeba's cmn.txt; set {ENV_VAR}",
+)
+
+
+@needs_tatoeba
+def test_tatoeba_split_is_fixed_disjoint_and_keeps_an_english_sentence_on_one_side():
+    from transformer_tutorial.data import load_tatoeba_cmn
+
+    splits = {s: load_tatoeba_cmn(s, TATOEBA_ROOT, "en", "zh") for s in ("train", "val", "test")}
+    sizes = {s: len(p) for s, p in splits.items()}
+    assert sum(sizes.values()) == 32028  # every line, once
+    assert 900 < sizes["val"] < 1150 and 1100 < sizes["test"] < 1400  # about 3% and 4%
+    english = {s: {en for en, _ in p} for s, p in splits.items()}
+    assert not english["train"] & english["test"] and not english["train"] & english["val"]
+    assert not english["val"] & english["test"]
+    assert ("Hi.", "嗨。") in splits["train"] or ("Hi.", "嗨。") in splits["test"] + splits["val"]
+    # The other direction holds the same pairs, swapped.
+    swapped = load_tatoeba_cmn("test", TATOEBA_ROOT, "zh", "en")
+    assert swapped == [(zh, en) for en, zh in splits["test"]]
+
+
+def test_tatoeba_split_depends_on_the_sentence_alone():
+    from transformer_tutorial.data import tatoeba_split
+
+    sentences = [f"Sentence number {i}." for i in range(2000)]
+    first = [tatoeba_split(s) for s in sentences]
+    assert first == [tatoeba_split(s) for s in sentences]  # the same every time
+    shares = {s: first.count(s) / len(first) for s in ("train", "val", "test")}
+    assert 0.02 < shares["test"] < 0.06 and 0.015 < shares["val"] < 0.045
+
+
+def test_missing_tatoeba_file_says_where_it_looked_and_how_to_get_it(isolated):
+    from transformer_tutorial.data import PAIRS
+
+    with pytest.raises(DataNotFoundError) as info:
+        PAIRS["zh-en"].load("train", data_dir=isolated)
+    message = str(info.value)
+    assert "cmn.txt" in message and str(isolated.resolve()) in message
+    assert "manythings.org/anki" in message and ENV_VAR in message
+
+
+def test_a_small_tatoeba_file_in_a_cmn_eng_subfolder(tmp_path, isolated):
+    from transformer_tutorial.data import PAIRS
+
+    lines = [
+        f"Line {i}.\t第{i}句。\tCC-BY 2.0 (France) Attribution: tatoeba.org #{i}"
+        for i in range(300)
+    ]
+    (tmp_path / "cmn-eng").mkdir()
+    (tmp_path / "cmn-eng" / "cmn.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    pairs = [p for s in ("train", "val", "test") for p in PAIRS["zh-en"].load(s, tmp_path)]
+    assert sorted(pairs) == sorted((f"第{i}句。", f"Line {i}.") for i in range(300))
+
+
+def test_language_pairs_score_each_target_as_its_language_is_written():
+    from transformer_tutorial.data import PAIRS
+
+    assert set(PAIRS) == {"de-en", "en-de", "zh-en", "en-zh"}
+    assert PAIRS["en-zh"].bleu_tokenize == "zh" and PAIRS["zh-en"].bleu_tokenize == "13a"
+    assert PAIRS["de-en"].bleu_tokenize == "13a"
+    assert (PAIRS["en-zh"].source, PAIRS["en-zh"].target) == ("en", "zh")
+    # NFKC folds the full-width forms Chinese text mixes with ASCII; NFC leaves them.
+    assert PAIRS["en-zh"].reference("你好？ＡＢ") == "你好?AB"
+    assert PAIRS["de-en"].reference("你好？") == "你好？"

@@ -18,7 +18,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from transformer_tutorial.data import load_multi30k
+from transformer_tutorial.data import load_multi30k, load_tatoeba_cmn
 from transformer_tutorial.translator.checkpoint import load_checkpoint
 
 TESTS = Path(__file__).resolve().parent  # crashes.py lives here
@@ -41,6 +41,14 @@ def data_dir(tmp_path_factory) -> Path:
         pairs = load_multi30k(split)[:n]
         for side, lang in enumerate(("de", "en")):
             (folder / f"{stem}.{lang}").write_text("".join(p[side] + "\n" for p in pairs))
+    # Tatoeba's English-Chinese file, cut to lines whose hash split gives 240 / 12 / 12 pairs.
+    chosen = {"train": 240, "val": 12, "test": 12}
+    lines = []
+    for split in chosen:
+        for en, zh in load_tatoeba_cmn(split, src_lang="en", tgt_lang="zh")[: chosen[split]]:
+            lines.append(f"{en}\t{zh}\tCC-BY 2.0 (France) Attribution: tatoeba.org\n")
+    (folder / "cmn-eng").mkdir()
+    (folder / "cmn-eng" / "cmn.txt").write_text("".join(lines), encoding="utf-8")
     return folder
 
 
@@ -229,3 +237,26 @@ def test_resume_without_a_checkpoint_is_a_clear_error(tmp_path, data_dir):
     assert result.returncode == 2
     assert "no complete checkpoint" in result.stderr and "Traceback" not in result.stderr
     shutil.rmtree(tmp_path / "fresh", ignore_errors=True)
+
+
+@pytest.mark.slow  # a real training run: `make unit` skips it, `make test` runs it
+@pytest.mark.parametrize("pair", ["en-zh", "zh-en"])
+def test_chinese_english_through_the_same_command(tmp_path, data_dir, pair):
+    run_dir = tmp_path / pair
+    result = run_train(data_dir, run_dir, "--pair", pair, "--max-steps", "6")
+    assert result.returncode == 0, result.stderr
+    results = json.loads((run_dir / "results.json").read_text())
+    assert results["pair"] == pair and results["test_sentences"] == 12
+    assert results["test_set"].startswith("tatoeba cmn-eng")
+    target_tokenizer = "tok:zh" if pair.endswith("zh") else "tok:13a"
+    assert target_tokenizer in results["sacrebleu_signature"]
+    assert results["references"] == "Unicode NFKC"
+    samples = json.loads((run_dir / "samples.json").read_text())
+    chinese_side = "reference" if pair.endswith("zh") else "source"
+    assert all(any("\u4e00" <= ch <= "\u9fff" for ch in s[chinese_side]) for s in samples)
+    _, _, tokenizer, _ = load_checkpoint(run_dir)
+    assert tokenizer.normalizer.normalize_str("你好，世界！") == "你好,世界!"  # NFKC
+    # --resume restores the pair from args.json: the finished run is evaluated again, not mixed.
+    again = run_train(data_dir, run_dir, "--resume", tiny=False)
+    assert again.returncode == 0, again.stderr
+    assert json.loads((run_dir / "results.json").read_text())["pair"] == pair

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+import unicodedata
 
 import pytest
 import torch
@@ -377,3 +378,16 @@ def test_train_loop_runs_epochs_and_records_validation():
     assert history[-1]["epoch"] >= 1  # more steps than batches in one epoch
     vals = [r["val_loss"] for r in history if "val_loss" in r]
     assert len(vals) == 3 and vals[-1] < vals[0]
+
+
+def test_tokenizer_for_chinese_round_trips_and_folds_width_variants():
+    texts = ["我爱你。", "你好，世界！", "他们在公园里玩。", "I love you.", "Hello, world!"] * 20
+    tokenizer = train_tokenizer(texts, vocab_size=200, min_frequency=1, normalization="NFKC")
+    for text in ["我爱你。", "你好，世界！", "Hello, world!", "他们在公园里。"]:
+        (ids,) = encode(tokenizer, [text])
+        assert decode(tokenizer, ids) == unicodedata.normalize("NFKC", text)  # no spaces added
+    (full,) = encode(tokenizer, ["你好？"])  # full-width question mark
+    (half,) = encode(tokenizer, ["你好?"])
+    assert full == half
+    with pytest.raises(ValueError, match="normalization"):
+        train_tokenizer(texts, vocab_size=200, normalization="NFD")

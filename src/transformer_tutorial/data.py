@@ -1,6 +1,10 @@
-"""Multi30k (Task 1, German-English, raw text): find, download, cache and read it.
+"""The parallel corpora of the book: find, download (where allowed), cache and read them.
 
-Hand-written (not generated from a notebook).
+* Multi30k (Task 1, German-English, raw text), the book's main data;
+* Tatoeba's English-Chinese (Mandarin) pairs (``cmn.txt`` of manythings.org's ``cmn-eng.zip``,
+  sentences by the Tatoeba Project's contributors, CC-BY 2.0 FR), for the second language pair.
+
+``PAIRS`` names each translation direction the training command offers (``--pair``).
 
 Where the files are looked for, in order:
 
@@ -8,9 +12,11 @@ Where the files are looked for, in order:
 2. the directory named by the environment variable ``TRANSFORMER_TUTORIAL_DATA``;
 3. the cache, ``~/.cache/transformer_tutorial`` (or ``$XDG_CACHE_HOME/transformer_tutorial``).
 
-A directory counts when it holds the files itself or in a ``multi30k/`` subfolder, with the official
-names (``train.de.gz`` or ``train.de``, ...). When none has them and ``download`` is allowed, the
-official files are fetched from the Multi30k repository into the cache and checked by SHA-256.
+For Multi30k a directory counts when it holds the files itself or in a ``multi30k/`` subfolder,
+with the official names (``train.de.gz`` or ``train.de``, ...). When none has them and
+``download`` is allowed, the official files are fetched from the Multi30k repository into the
+cache and checked by SHA-256. Tatoeba's file (``cmn.txt.gz`` or ``cmn.txt``, itself or in a
+``cmn-eng/`` subfolder) is not downloaded: its host serves it only as a zip behind a web page.
 """
 
 from __future__ import annotations
@@ -20,7 +26,10 @@ import hashlib
 import http.client
 import os
 import tempfile
+import unicodedata
 import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 ENV_VAR = "TRANSFORMER_TUTORIAL_DATA"
@@ -161,3 +170,119 @@ def load_multi30k(
             "the files of one split must be aligned line by line. Re-download them."
         )
     return list(zip(src, tgt, strict=True))
+
+
+# --- Tatoeba English-Chinese -------------------------------------------------------------------
+
+TATOEBA_PAGE = "https://www.manythings.org/anki/"  # cmn-eng.zip holds cmn.txt
+TATOEBA_NAMES = ("cmn.txt.gz", "cmn.txt")
+# Held-out shares of the fixed split (percent of the English sentences).
+TATOEBA_TEST_PERCENT, TATOEBA_VAL_PERCENT = 4, 3
+
+
+def tatoeba_split(english: str) -> str:
+    """``"train"``, ``"val"`` or ``"test"``, fixed by a hash of the English sentence: the same
+    on every machine and for every release of the file, whatever its order, and one English
+    sentence with several Chinese translations never lands on both sides of the split."""
+    bucket = int(hashlib.sha256(english.encode("utf-8")).hexdigest()[:8], 16) % 100
+    if bucket < TATOEBA_TEST_PERCENT:
+        return "test"
+    return "val" if bucket < TATOEBA_TEST_PERCENT + TATOEBA_VAL_PERCENT else "train"
+
+
+def tatoeba_file(data_dir: str | os.PathLike | None = None) -> Path:
+    """The path of Tatoeba's ``cmn.txt`` (gzipped or plain), or a ``DataNotFoundError`` that
+    says where it was looked for and how to get it."""
+    dirs = [d / sub for d in _candidate_dirs(data_dir) for sub in (".", "cmn-eng")]
+    for d in dirs:
+        for name in TATOEBA_NAMES:
+            if (d / name).is_file():
+                return d / name
+    looked = "\n".join(f"  - {d.resolve()}" for d in dict.fromkeys(dirs))
+    raise DataNotFoundError(
+        f"Tatoeba's English-Chinese pairs ({' or '.join(TATOEBA_NAMES)}) were not found.\n"
+        f"Looked in:\n{looked}\n"
+        f"Fix: download cmn-eng.zip from {TATOEBA_PAGE}, unzip it, and put cmn.txt in one of "
+        f"these folders, or point {ENV_VAR} (or data_dir=...) at a folder that has it."
+    )
+
+
+def load_tatoeba_cmn(
+    split: str = "train",
+    data_dir: str | os.PathLike | None = None,
+    src_lang: str = "zh",
+    tgt_lang: str = "en",
+) -> list[tuple[str, str]]:
+    """Sentence pairs of one split of Tatoeba's English-Chinese file, as ``(source, target)``.
+
+    Each line is ``English<TAB>Chinese<TAB>attribution``; the attribution (Tatoeba sentence
+    ids and contributors) is what the licence asks to keep with the data, and is not returned.
+    """
+    if split not in ("train", "val", "test"):
+        raise ValueError(f"Unknown split {split!r}; choose one of ['test', 'train', 'val'].")
+    if {src_lang, tgt_lang} != {"en", "zh"}:
+        raise ValueError(f"Tatoeba's file pairs en and zh, not {src_lang} and {tgt_lang}.")
+    pairs = []
+    path = tatoeba_file(data_dir)
+    for number, line in enumerate(read_lines(path), start=1):
+        fields = line.split("\t")
+        if len(fields) < 2:
+            raise ValueError(f"{path}, line {number}: expected English<TAB>Chinese<TAB>...")
+        english, chinese = fields[0].strip(), fields[1].strip()
+        if tatoeba_split(english) == split:
+            pairs.append((english, chinese) if src_lang == "en" else (chinese, english))
+    return pairs
+
+
+# --- the language pairs of the training command --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LanguagePair:
+    """One translation direction: its data, how its text is normalised, how it is scored."""
+
+    name: str  # "de-en": source-target
+    corpus: str
+    test_set: str  # what the test BLEU is measured on
+    normalization: str  # Unicode normal form of the tokenizer and of the BLEU references
+    load: Callable[..., list[tuple[str, str]]]  # load(split, data_dir=...) -> (source, target)
+
+    @property
+    def source(self) -> str:
+        return self.name.split("-")[0]
+
+    @property
+    def target(self) -> str:
+        return self.name.split("-")[1]
+
+    @property
+    def bleu_tokenize(self) -> str:
+        """sacreBLEU's tokenizer for the target: ``zh`` splits Chinese into characters, ``13a``
+        is the standard for languages written with spaces."""
+        return "zh" if self.target == "zh" else "13a"
+
+    def reference(self, text: str) -> str:
+        """A reference as the model is scored against it: in the tokenizer's normal form."""
+        return unicodedata.normalize(self.normalization, text)
+
+
+def _multi30k(src: str, tgt: str) -> Callable[..., list[tuple[str, str]]]:
+    return lambda split, data_dir=None: load_multi30k(split, data_dir, src_lang=src, tgt_lang=tgt)
+
+
+def _tatoeba(src: str, tgt: str) -> Callable[..., list[tuple[str, str]]]:
+    return lambda split, data_dir=None: load_tatoeba_cmn(split, data_dir, src, tgt)
+
+
+_M30K_TEST = "multi30k test2016 (test_2016_flickr)"
+_TATOEBA_TEST = f"tatoeba cmn-eng, hash split ({TATOEBA_TEST_PERCENT}% test)"
+PAIRS = {
+    f"{src}-{tgt}": LanguagePair(
+        f"{src}-{tgt}", corpus, f"{test}, {src}->{tgt}", norm, load(src, tgt)
+    )
+    for corpus, test, norm, load, langs in (
+        ("multi30k", _M30K_TEST, "NFC", _multi30k, ("de", "en")),
+        ("tatoeba", _TATOEBA_TEST, "NFKC", _tatoeba, ("zh", "en")),
+    )
+    for src, tgt in (langs, langs[::-1])
+}

@@ -262,13 +262,17 @@ def translate(
 
 # %% ../../book/15_decoding.ipynb #1039ddd1
 def corpus_bleu(
-    hypotheses: Sequence[str], references: Sequence[str]
+    hypotheses: Sequence[str], references: Sequence[str], tokenize: str = "13a"
 ) -> tuple[sacrebleu.metrics.bleu.BLEUScore, str]:
-    """Corpus BLEU with sacrebleu's defaults (13a tokenization, exponential smoothing, mixed case).
+    """Corpus BLEU with sacrebleu's defaults (exponential smoothing, mixed case).
 
     Give it *detokenized* hypotheses and the *raw* reference sentences: sacrebleu tokenizes both
     the same way, so the score can be compared with other papers' sacrebleu scores. Scoring
     subword pieces or pre-tokenized text gives numbers that mean something else.
+
+    Args:
+        tokenize: sacrebleu's tokenizer for the target language: ``"13a"`` (the standard, for
+            languages written with spaces), ``"zh"`` (Chinese: every character a word).
 
     Returns:
         sacrebleu's score object (``.score``, ``.precisions``, ``.bp``; ``str()`` prints all) and
@@ -279,6 +283,6 @@ def corpus_bleu(
             f"got {len(hypotheses)} hypotheses for {len(references)} references; give one "
             f"translation per reference sentence, in the same order."
         )
-    metric = sacrebleu.metrics.BLEU()
+    metric = sacrebleu.metrics.BLEU(tokenize=tokenize)
     score = metric.corpus_score(list(hypotheses), [list(references)])
     return score, str(metric.get_signature())

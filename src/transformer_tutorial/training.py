@@ -52,7 +52,7 @@ SPECIAL_TOKENS = ["<pad>", "<unk>", "<bos>", "<eos>"]
 
 # %% ../../book/14_training.ipynb #57248332
 def train_tokenizer(
-    texts: Iterable[str], vocab_size: int = 8000, min_frequency: int = 2
+    texts: Iterable[str], vocab_size: int = 8000, min_frequency: int = 2, normalization: str = "NFC"
 ) -> Tokenizer:
     """Learn one byte-pair-encoding vocabulary shared by both languages.
 
@@ -61,11 +61,16 @@ def train_tokenizer(
 
     Words are split on spaces (kept as the marker ``▁`` at the start of the next piece, as in
     SentencePiece) and punctuation is split off, so ``decode`` puts the text back together exactly.
+    Text written without spaces (Chinese) is one piece per run between punctuation marks, and
+    byte-pair merges build its vocabulary from single characters the same way.
 
     Args:
         texts: training sentences, any language mix.
         vocab_size: the number of entries, the four special tokens included.
         min_frequency: a pair is merged only when it occurs at least this often.
+        normalization: the Unicode normal form applied first: ``"NFC"`` (one code point per
+            accented letter) or ``"NFKC"``, which also folds width variants such as the
+            full-width ``？`` into ``?`` (Chinese text mixes both).
 
     Returns:
         A ``tokenizers.Tokenizer`` whose ids 0-3 are ``<pad> <unk> <bos> <eos>``.
@@ -73,7 +78,10 @@ def train_tokenizer(
     if vocab_size <= len(SPECIAL_TOKENS):
         raise ValueError(f"vocab_size must exceed {len(SPECIAL_TOKENS)} (the special tokens).")
     tokenizer = Tokenizer(models.BPE(unk_token="<unk>"))
-    tokenizer.normalizer = normalizers.NFC()  # one code point sequence per accented letter
+    forms = {"NFC": normalizers.NFC, "NFKC": normalizers.NFKC}
+    if normalization not in forms:
+        raise ValueError(f"normalization must be one of {sorted(forms)}, got {normalization!r}.")
+    tokenizer.normalizer = forms[normalization]()
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
         [pre_tokenizers.Metaspace(), pre_tokenizers.Punctuation()]
     )

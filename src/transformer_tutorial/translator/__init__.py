@@ -8,6 +8,8 @@ this package is the application built from them, and they never import it (a tes
     callbacks for metrics, checkpoints and the time budget, evaluation, the run's records.
 ``translate``
     ``python -m transformer_tutorial.translate``: a checkpoint, sentences in, translations out.
+``options``
+    The command line: presets, options, and how ``--resume`` restores a run's own options.
 ``callbacks``, ``report``
     What a long run adds to the loop (metrics, checkpoints, time budget, validation), and the
     test evaluation with the records it writes.

@@ -18,10 +18,12 @@ from typing import Any
 
 from tokenizers import Tokenizer
 
-from ..decoding import corpus_bleu, translate
+from ..data import LanguagePair
+from ..decoding import translate
 from ..training import Callback, LabelSmoothingLoss, LoopPosition, evaluate_loss, make_batches
 from ..transformer import Transformer, TransformerConfig
 from .checkpoint import read_meta, save_checkpoint, write_text_atomic
+from .report import score
 from .runenv import Runtime
 
 
@@ -97,10 +99,11 @@ class Validate(Callback):
         val_pairs: list[tuple[str, str]],
         metrics: MetricsLog,
         start: float,
+        pair: LanguagePair,
         max_tokens: int = 4000,
         sentences: int | None = None,
     ) -> None:
-        self.rt, self.model, self.tokenizer = rt, model, tokenizer
+        self.rt, self.model, self.tokenizer, self.pair = rt, model, tokenizer, pair
         self.metrics, self.start = metrics, start
         self.batches = make_batches(val_ids, max_tokens=max_tokens, shuffle=False)
         self.pairs = val_pairs[:sentences]
@@ -115,7 +118,7 @@ class Validate(Callback):
             record["val_loss"] = self.loss()
             with self.rt.autocast():
                 hyps = translate(self.model, self.tokenizer, [s for s, _ in self.pairs])
-            record["val_bleu"] = corpus_bleu(hyps, [t for _, t in self.pairs])[0].score
+            record["val_bleu"] = score(self.pair, hyps, [t for _, t in self.pairs])[0].score
             self.metrics.write(record | {"elapsed_s": time.perf_counter() - self.start})
         self.rt.barrier()
 

@@ -20,13 +20,12 @@ from typing import Any
 import torch
 from tokenizers import Tokenizer
 
+from ..data import LanguagePair
 from ..decoding import corpus_bleu, translate
 from ..training import BOS_ID, EOS_ID, LoopPosition, encode
 from ..transformer import Transformer, count_parameters
 from .checkpoint import write_text_atomic
 from .runenv import Runtime, git_commit, hardware
-
-TEST_SET = "multi30k test2016 (test_2016_flickr), de->en"
 
 
 @dataclasses.dataclass
@@ -45,6 +44,7 @@ def report(
     rt: Runtime,
     model: Transformer,
     tokenizer: Tokenizer,
+    pair: LanguagePair,
     test_pairs: list[tuple[str, str]],
     summary: RunSummary,
 ) -> dict[str, Any]:
@@ -54,7 +54,7 @@ def report(
         hypotheses = translate(
             model, tokenizer, sources, beam_size=args.beam_size, length_penalty=args.length_penalty
         )
-    bleu, signature = corpus_bleu(hypotheses, references)
+    bleu, signature = score(pair, hypotheses, references)
     wall = time.perf_counter() - summary.start
     examples = list(zip(sources, references, hypotheses, strict=True))
     samples = [{"source": s, "reference": r, "hypothesis": h} for s, r, h in examples]
@@ -70,7 +70,9 @@ def report(
         "bleu_detail": str(bleu),
         "beam_size": args.beam_size,
         "length_penalty": args.length_penalty,
-        "test_set": TEST_SET,
+        "pair": pair.name,
+        "test_set": pair.test_set,
+        "references": f"Unicode {pair.normalization}",
         "test_sentences": len(test_pairs),
         "val_bleu": summary.val_bleu,
         "val_loss": summary.val_loss,
@@ -121,6 +123,13 @@ def attention_record(
         "encoder_self_attention": rounded(maps.encoder_self),
         "decoder_cross_attention": rounded(maps.cross),
     }
+
+
+def score(pair: LanguagePair, hypotheses: list[str], references: list[str]) -> tuple:
+    """sacreBLEU of detokenized translations against the raw references (in the tokenizer's
+    normal form), with the target language's tokenizer: ``zh`` or ``13a``."""
+    references = [pair.reference(r) for r in references]
+    return corpus_bleu(hypotheses, references, tokenize=pair.bleu_tokenize)
 
 
 def command_line(rt: Runtime) -> str:

@@ -1,4 +1,5 @@
-"""Train the book's German→English Transformer on Multi30k from the command line.
+"""Train the book's translator from the command line: German→English on Multi30k by default,
+Chinese↔English on Tatoeba's pairs with ``--pair zh-en`` or ``--pair en-zh``.
 
 The pieces are the book's: the tokenizer, batching, loss, schedule and the one training loop of
 chapter 14 (``training.train_loop``), the model of chapter 13, the decoders and BLEU of chapter 15.
@@ -31,7 +32,7 @@ from typing import Any
 import torch
 from tokenizers import Tokenizer
 
-from ..data import DataNotFoundError, load_multi30k
+from ..data import PAIRS, DataNotFoundError, LanguagePair
 from ..training import (
     Callback,
     LabelSmoothingLoss,
@@ -53,146 +54,9 @@ from .checkpoint import (
     read_meta,
     write_text_atomic,
 )
+from .options import MAX_LEN, build_parser, explicit_options, jsonable, resolve_args
 from .report import RunSummary, report
 from .runenv import Runtime, setup_runtime
-
-# Presets: a model and a schedule. Every value can be overridden by its own flag.
-PRESETS: dict[str, dict[str, Any]] = {
-    # A CPU run of minutes: chapter 14's model and schedule, for 3 epochs.
-    "tiny": {"vocab_size": 4000, "d_model": 128, "layers": 2, "heads": 4, "d_ff": 512,
-             "dropout": 0.1, "norm_first": True, "max_tokens": 2000, "warmup": 100,
-             "lr_factor": 0.5, "label_smoothing": 0.1, "epochs": 3},
-    # The paper's base model (N=6, d_model=512, d_ff=2048, h=8, post-norm) on one or more GPUs.
-    # Multi30k is small (about 60 steps per epoch at this budget), so it gets stronger dropout
-    # and a shorter warm-up than the paper's WMT settings; peak rate 7.8e-4 at step 800.
-    "base": {"vocab_size": 8000, "d_model": 512, "layers": 6, "heads": 8, "d_ff": 2048,
-             "dropout": 0.3, "norm_first": False, "max_tokens": 8000, "warmup": 800,
-             "lr_factor": 0.5, "label_smoothing": 0.1, "epochs": 40},
-}  # fmt: skip
-MAX_LEN = 256  # position-table rows; longer sentences are cut (Multi30k's longest is far shorter)
-PROG = "python -m transformer_tutorial.train"
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog=PROG,
-        description="Train a German→English Transformer on Multi30k (the book's translator).",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
-    add = p.add_argument
-    add("--run-dir", type=Path, default=Path("runs/latest"), help="where everything goes")
-    add(
-        "--data-dir",
-        type=Path,
-        help="the Multi30k files (default: $TRANSFORMER_TUTORIAL_DATA or the cache)",
-    )
-    add("--preset", choices=sorted(PRESETS), help="model and schedule (default: tiny)")
-    add("--resume", action="store_true", help="continue from the run's latest checkpoint")
-    add("--device", choices=["auto", "cuda", "mps", "cpu"], default="auto")
-    add(
-        "--precision",
-        choices=["auto", "fp32", "bf16", "fp16"],
-        default="auto",
-        help="autocast dtype; auto = bf16 on CUDA GPUs that support it, fp16 on older ones, "
-        "fp32 elsewhere",
-    )
-    add("--compile", action="store_true", help="torch.compile the model for training")
-    add(
-        "--no-fused-attention",
-        action="store_true",
-        help="use the explicit attention path instead of scaled_dot_product_attention",
-    )
-    add("--seed", type=int, help="(default: 0)")
-    budget = p.add_argument_group("time budget (the first limit reached stops training)")
-    for name, kind in (("epochs", int), ("max-steps", int), ("max-minutes", float)):
-        budget.add_argument(f"--{name}", type=kind)
-    model = p.add_argument_group("model and optimisation (default: the preset's)")
-    for name, kind in (
-        ("vocab-size", int),
-        ("d-model", int),
-        ("layers", int),
-        ("heads", int),
-        ("d-ff", int),
-        ("dropout", float),
-        ("max-tokens", int),
-        ("warmup", int),
-        ("lr-factor", float),
-        ("label-smoothing", float),
-    ):
-        model.add_argument(f"--{name}", type=kind)
-    model.add_argument(
-        "--norm-first",
-        action=argparse.BooleanOptionalAction,
-        help="pre-norm blocks (default: the preset's)",
-    )
-    model.add_argument("--clip-norm", type=float, default=1.0)
-    ev = p.add_argument_group("evaluation and output")
-    ev.add_argument("--beam-size", type=int, default=4, help="beam size for the test BLEU")
-    ev.add_argument("--length-penalty", type=float, default=0.6)
-    ev.add_argument(
-        "--val-bleu-sentences",
-        type=int,
-        help="translate only the first N validation sentences for the epoch BLEU",
-    )
-    ev.add_argument("--checkpoint-every", type=int, default=500, help="steps between checkpoints")
-    ev.add_argument("--keep-checkpoints", type=int, default=2)
-    ev.add_argument("--log-every", type=int, default=10)
-    ev.add_argument("--samples", type=int, default=10)
-    ev.add_argument("--attention-samples", type=int, default=3)
-    ev.add_argument("--no-progress", action="store_true", help="no progress bars")
-    ev.add_argument(
-        "--train-sentences",
-        type=int,
-        help="use only the first N training pairs (quick experiments, tests)",
-    )
-    return p
-
-
-# With --resume every option comes from the run's args.json unless it is given again; these
-# few describe the machine rather than the run, and are never taken from the file.
-NOT_RESTORED = ("run_dir", "resume", "data_dir", "device", "no_progress")
-
-
-def explicit_options(parser: argparse.ArgumentParser, argv: list[str] | None) -> set[str]:
-    """The destinations of the options given on the command line (not left at their default)."""
-    probe = argparse.ArgumentParser(add_help=False)
-    for action in parser._actions:  # the same options, with no defaults at all
-        if action.option_strings and action.dest != "help":
-            kwargs = {"dest": action.dest, "default": argparse.SUPPRESS}
-            if isinstance(action, argparse.BooleanOptionalAction | argparse._StoreTrueAction):
-                probe.add_argument(*action.option_strings, action=type(action), **kwargs)
-            else:
-                probe.add_argument(*action.option_strings, nargs=action.nargs, **kwargs)
-    known, _ = probe.parse_known_args(argv)
-    return set(vars(known))
-
-
-def resolve_args(args: argparse.Namespace, explicit: set[str] | None = None) -> argparse.Namespace:
-    """Fill unset options: on ``--resume`` from the run's ``args.json`` (except the options given
-    again on the command line), then from the preset."""
-    saved_path = Path(args.run_dir) / "args.json"
-    if args.resume and saved_path.is_file():
-        saved = json.loads(saved_path.read_text(encoding="utf-8"))
-        for key, value in saved.items():
-            if key not in NOT_RESTORED and key not in (explicit or set()) and hasattr(args, key):
-                setattr(args, key, value)
-    args.preset = args.preset or "tiny"
-    args.seed = 0 if args.seed is None else args.seed
-    for key, value in PRESETS[args.preset].items():
-        if key != "epochs" and getattr(args, key, None) is None:
-            setattr(args, key, value)
-    if args.max_steps is None and args.max_minutes is None and args.epochs is None:
-        args.epochs = PRESETS[args.preset]["epochs"]  # no budget given: the preset's epochs
-    for name in ("max_steps", "epochs", "checkpoint_every", "log_every", "beam_size", "max_tokens"):
-        value = getattr(args, name)
-        if value is not None and value < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {value}.")
-    return args
-
-
-def jsonable(args: argparse.Namespace) -> dict[str, Any]:
-    return {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
-
 
 # --- the run, step by step ------------------------------------------------------------------
 
@@ -202,9 +66,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     try:
         start = time.perf_counter()
         resume_from = prepare_run_dir(args, rt)
-        pairs = {split: load_multi30k(split, data_dir=args.data_dir) for split in SPLITS}
+        pair = PAIRS[args.pair]
+        pairs = {split: pair.load(split, data_dir=args.data_dir) for split in SPLITS}
         pairs["train"] = pairs["train"][: args.train_sentences]
-        tokenizer = load_or_train_tokenizer(args, rt, pairs["train"], resume_from)
+        tokenizer = load_or_train_tokenizer(args, rt, pair, pairs["train"], resume_from)
         train_ids = encode_pairs(tokenizer, pairs["train"], max_len=MAX_LEN)
         val_ids = encode_pairs(tokenizer, pairs["val"], max_len=MAX_LEN)
         t = Training.build(args, rt, build_config(args, tokenizer.get_vocab_size()))
@@ -221,8 +86,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             pairs["val"],
             metrics,
             start,
-            max(args.max_tokens, 4000),
-            args.val_bleu_sentences,
+            pair,
+            max_tokens=max(args.max_tokens, 4000),
+            sentences=args.val_bleu_sentences,
         )
         save = SaveCheckpoints(args, rt, t.model, t.model.config, tokenizer, t.state)
         callbacks = [
@@ -240,7 +106,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             val_bleu = [r["val_bleu"] for r in metrics.read() if r["kind"] == "val"]
             epochs = t.position.epoch + t.position.batch_in_epoch / max(batches, 1)
             summary = RunSummary(t.position, epochs, val_bleu, validate.loss(), start)
-            results = report(args, rt, t.model, tokenizer, pairs["test"], summary)
+            results = report(args, rt, t.model, tokenizer, pair, pairs["test"], summary)
             metrics.write(
                 {
                     "kind": "test",
@@ -279,14 +145,19 @@ def prepare_run_dir(args: argparse.Namespace, rt: Runtime) -> Path | None:
 
 
 def load_or_train_tokenizer(
-    args: argparse.Namespace, rt: Runtime, train_pairs: list, resume_from: Path | None
+    args: argparse.Namespace,
+    rt: Runtime,
+    pair: LanguagePair,
+    train_pairs: list,
+    resume_from: Path | None,
 ) -> Tokenizer:
     """The run's tokenizer: the checkpoint's, or trained by process 0 on the training split."""
     if resume_from is not None:
         return Tokenizer.from_file(str(resume_from / "tokenizer.json"))
     path = args.run_dir / "tokenizer.json"
     if rt.is_main:
-        tokenizer = train_tokenizer([s for pair in train_pairs for s in pair], args.vocab_size)
+        texts = [s for sentences in train_pairs for s in sentences]
+        tokenizer = train_tokenizer(texts, args.vocab_size, normalization=pair.normalization)
         write_text_atomic(path, tokenizer.to_str())
     rt.barrier()
     return Tokenizer.from_file(str(path))

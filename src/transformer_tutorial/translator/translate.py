@@ -1,4 +1,5 @@
-"""Translate German sentences with a trained checkpoint, from the command line.
+"""Translate sentences with a trained checkpoint, from the command line (from the source language
+of the run that trained it: German by default, Chinese or English with ``--pair``).
 
 Usage::
 
@@ -33,7 +34,7 @@ from .runenv import pick_device
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m transformer_tutorial.translate",
-        description="Translate German to English with a checkpoint written by "
+        description="Translate sentences with a checkpoint written by "
         "`python -m transformer_tutorial.train`.",
     )
     p.add_argument(
@@ -41,7 +42,11 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         help="a run directory, its checkpoints/ folder, or one step-* checkpoint",
     )
-    p.add_argument("sentences", nargs="*", help="German sentences (default: read standard input)")
+    p.add_argument(
+        "sentences",
+        nargs="*",
+        help="sentences in the source language (default: read standard input)",
+    )
     p.add_argument("--beam-size", type=int, default=1, help="1 = greedy search")
     p.add_argument("--length-penalty", type=float, default=0.6)
     p.add_argument("--batch-size", type=int, default=64)

@@ -1,0 +1,150 @@
+"""The training command's options: presets, the parser, and how ``--resume`` fills them in."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from ..data import PAIRS
+
+# Presets: a model and a schedule. Every value can be overridden by its own flag.
+PRESETS: dict[str, dict[str, Any]] = {
+    # A CPU run of minutes: chapter 14's model and schedule, for 3 epochs.
+    "tiny": {"vocab_size": 4000, "d_model": 128, "layers": 2, "heads": 4, "d_ff": 512,
+             "dropout": 0.1, "norm_first": True, "max_tokens": 2000, "warmup": 100,
+             "lr_factor": 0.5, "label_smoothing": 0.1, "epochs": 3},
+    # The paper's base model (N=6, d_model=512, d_ff=2048, h=8, post-norm) on one or more GPUs.
+    # Multi30k is small (about 60 steps per epoch at this budget), so it gets stronger dropout
+    # and a shorter warm-up than the paper's WMT settings; peak rate 7.8e-4 at step 800.
+    "base": {"vocab_size": 8000, "d_model": 512, "layers": 6, "heads": 8, "d_ff": 2048,
+             "dropout": 0.3, "norm_first": False, "max_tokens": 8000, "warmup": 800,
+             "lr_factor": 0.5, "label_smoothing": 0.1, "epochs": 40},
+}  # fmt: skip
+MAX_LEN = 256  # position-table rows; longer sentences are cut (Multi30k's longest is far shorter)
+PROG = "python -m transformer_tutorial.train"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description="Train the book's Transformer translator (German→English on Multi30k by "
+        "default).",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    add = p.add_argument
+    add("--run-dir", type=Path, default=Path("runs/latest"), help="where everything goes")
+    add(
+        "--data-dir",
+        type=Path,
+        help="the Multi30k files (default: $TRANSFORMER_TUTORIAL_DATA or the cache)",
+    )
+    add("--preset", choices=sorted(PRESETS), help="model and schedule (default: tiny)")
+    add("--pair", choices=sorted(PAIRS), help="source-target languages (default: de-en)")
+    add("--resume", action="store_true", help="continue from the run's latest checkpoint")
+    add("--device", choices=["auto", "cuda", "mps", "cpu"], default="auto")
+    add(
+        "--precision",
+        choices=["auto", "fp32", "bf16", "fp16"],
+        default="auto",
+        help="autocast dtype; auto = bf16 on CUDA GPUs that support it, fp16 on older ones, "
+        "fp32 elsewhere",
+    )
+    add("--compile", action="store_true", help="torch.compile the model for training")
+    add(
+        "--no-fused-attention",
+        action="store_true",
+        help="use the explicit attention path instead of scaled_dot_product_attention",
+    )
+    add("--seed", type=int, help="(default: 0)")
+    budget = p.add_argument_group("time budget (the first limit reached stops training)")
+    for name, kind in (("epochs", int), ("max-steps", int), ("max-minutes", float)):
+        budget.add_argument(f"--{name}", type=kind)
+    model = p.add_argument_group("model and optimisation (default: the preset's)")
+    for name, kind in (
+        ("vocab-size", int),
+        ("d-model", int),
+        ("layers", int),
+        ("heads", int),
+        ("d-ff", int),
+        ("dropout", float),
+        ("max-tokens", int),
+        ("warmup", int),
+        ("lr-factor", float),
+        ("label-smoothing", float),
+    ):
+        model.add_argument(f"--{name}", type=kind)
+    model.add_argument(
+        "--norm-first",
+        action=argparse.BooleanOptionalAction,
+        help="pre-norm blocks (default: the preset's)",
+    )
+    model.add_argument("--clip-norm", type=float, default=1.0)
+    ev = p.add_argument_group("evaluation and output")
+    ev.add_argument("--beam-size", type=int, default=4, help="beam size for the test BLEU")
+    ev.add_argument("--length-penalty", type=float, default=0.6)
+    ev.add_argument(
+        "--val-bleu-sentences",
+        type=int,
+        help="translate only the first N validation sentences for the epoch BLEU",
+    )
+    ev.add_argument("--checkpoint-every", type=int, default=500, help="steps between checkpoints")
+    ev.add_argument("--keep-checkpoints", type=int, default=2)
+    ev.add_argument("--log-every", type=int, default=10)
+    ev.add_argument("--samples", type=int, default=10)
+    ev.add_argument("--attention-samples", type=int, default=3)
+    ev.add_argument("--no-progress", action="store_true", help="no progress bars")
+    ev.add_argument(
+        "--train-sentences",
+        type=int,
+        help="use only the first N training pairs (quick experiments, tests)",
+    )
+    return p
+
+
+# With --resume every option comes from the run's args.json unless it is given again; these
+# few describe the machine rather than the run, and are never taken from the file.
+NOT_RESTORED = ("run_dir", "resume", "data_dir", "device", "no_progress")
+
+
+def explicit_options(parser: argparse.ArgumentParser, argv: list[str] | None) -> set[str]:
+    """The destinations of the options given on the command line (not left at their default)."""
+    probe = argparse.ArgumentParser(add_help=False)
+    for action in parser._actions:  # the same options, with no defaults at all
+        if action.option_strings and action.dest != "help":
+            kwargs = {"dest": action.dest, "default": argparse.SUPPRESS}
+            if isinstance(action, argparse.BooleanOptionalAction | argparse._StoreTrueAction):
+                probe.add_argument(*action.option_strings, action=type(action), **kwargs)
+            else:
+                probe.add_argument(*action.option_strings, nargs=action.nargs, **kwargs)
+    known, _ = probe.parse_known_args(argv)
+    return set(vars(known))
+
+
+def resolve_args(args: argparse.Namespace, explicit: set[str] | None = None) -> argparse.Namespace:
+    """Fill unset options: on ``--resume`` from the run's ``args.json`` (except the options given
+    again on the command line), then from the preset."""
+    saved_path = Path(args.run_dir) / "args.json"
+    if args.resume and saved_path.is_file():
+        saved = json.loads(saved_path.read_text(encoding="utf-8"))
+        for key, value in saved.items():
+            if key not in NOT_RESTORED and key not in (explicit or set()) and hasattr(args, key):
+                setattr(args, key, value)
+    args.preset = args.preset or "tiny"
+    args.pair = args.pair or "de-en"
+    args.seed = 0 if args.seed is None else args.seed
+    for key, value in PRESETS[args.preset].items():
+        if key != "epochs" and getattr(args, key, None) is None:
+            setattr(args, key, value)
+    if args.max_steps is None and args.max_minutes is None and args.epochs is None:
+        args.epochs = PRESETS[args.preset]["epochs"]  # no budget given: the preset's epochs
+    for name in ("max_steps", "epochs", "checkpoint_every", "log_every", "beam_size", "max_tokens"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {value}.")
+    return args
+
+
+def jsonable(args: argparse.Namespace) -> dict[str, Any]:
+    return {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
