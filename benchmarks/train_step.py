@@ -5,10 +5,11 @@
 
 One step = forward (teacher forcing) + label-smoothed loss + backward, in training mode with
 dropout, on one fixed padded batch. Both models get the same embeddings-positions-stacks-output
-shape, the same masks and the same batch; ``torch.nn.Transformer`` is wrapped with token
-embeddings, sinusoidal positions and a tied output projection so that it does the same work.
-Its final encoder/decoder LayerNorms are removed (our post-norm stacks have none), so the
-parameter counts are equal. After ``--warmup`` untimed steps of each, the models take turns, one
+shape, the same masks and the same batch: ``torch.nn.Transformer``'s stacks are wrapped with a
+model's token embeddings, positions and tied output projection (``reference.TorchTransformer``,
+the same wrapper the book's checks use), so that it does the same work. Its final
+encoder/decoder LayerNorms are removed (our post-norm stacks have none), so the parameter counts
+are equal. After ``--warmup`` untimed steps of each, the models take turns, one
 timed step each per round, and the table gives the median of ``--repeats`` rounds (taking turns
 means a change in the machine's load hits all columns alike).
 
@@ -20,7 +21,6 @@ with the fused kernel (``F.scaled_dot_product_attention``, ``fused_attention=Tru
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from collections.abc import Callable
 from dataclasses import replace
@@ -35,54 +35,9 @@ from common import (
 )
 from torch import Tensor, nn
 
-from transformer_tutorial.masks import causal_mask
-from transformer_tutorial.positional import sinusoidal_encoding
+from transformer_tutorial.reference import TorchTransformer
 from transformer_tutorial.training import PAD_ID, LabelSmoothingLoss
 from transformer_tutorial.transformer import Transformer, TransformerConfig, count_parameters
-
-
-class TorchReference(nn.Module):
-    """``nn.Transformer`` (batch first) with what it lacks to be a translation model: token
-    embeddings scaled by sqrt(D), sinusoidal positions, dropout, and an output projection tied
-    to the target embedding. Same sizes and same computation as our ``Transformer``."""
-
-    def __init__(self, c: TransformerConfig) -> None:
-        super().__init__()
-        self.d_model = c.d_model
-        self.src_embed = nn.Embedding(c.src_vocab_size, c.d_model)
-        self.tgt_embed = nn.Embedding(c.tgt_vocab_size, c.d_model)
-        self.register_buffer("positions", sinusoidal_encoding(c.max_len, c.d_model))  # (L, D)
-        self.dropout = nn.Dropout(c.dropout)
-        self.transformer = nn.Transformer(
-            d_model=c.d_model,
-            nhead=c.num_heads,
-            num_encoder_layers=c.num_encoder_layers,
-            num_decoder_layers=c.num_decoder_layers,
-            dim_feedforward=c.d_ff,
-            dropout=c.dropout,
-            batch_first=True,
-        )
-        # Post-norm blocks already end with a LayerNorm; ours have no extra one per stack.
-        self.transformer.encoder.norm = nn.Identity()
-        self.transformer.decoder.norm = nn.Identity()
-        self.output = nn.Linear(c.d_model, c.tgt_vocab_size, bias=False)
-        self.output.weight = self.tgt_embed.weight
-
-    def _embed(self, embed: nn.Embedding, tokens: Tensor) -> Tensor:
-        x = embed(tokens) * math.sqrt(self.d_model)  # (B, L, D)
-        return self.dropout(x + self.positions[: tokens.shape[1]])  # (B, L, D)
-
-    def forward(self, src: Tensor, tgt: Tensor) -> Tensor:
-        T = tgt.shape[1]
-        h = self.transformer(
-            self._embed(self.src_embed, src),
-            self._embed(self.tgt_embed, tgt),
-            tgt_mask=~causal_mask(T, device=tgt.device),  # (T, T); torch: True = blocked
-            src_key_padding_mask=src == PAD_ID,  # (B, S)
-            tgt_key_padding_mask=tgt == PAD_ID,  # (B, T)
-            memory_key_padding_mask=src == PAD_ID,  # (B, S)
-        )  # (B, T, D)
-        return self.output(h)  # (B, T, V)
 
 
 def parse_size(text: str) -> tuple[int, int, int]:
@@ -166,7 +121,7 @@ def main(argv: list[str] | None = None) -> dict:
         )
         torch.manual_seed(0)
         fused = Transformer(replace(config, fused_attention=True))
-        reference = TorchReference(config)
+        reference = TorchTransformer(Transformer(config))  # nn.Transformer's stacks inside
         fused.to(device)
         reference.to(device)
         n_ours, n_ref = count_parameters(fused), count_parameters(reference)

@@ -52,7 +52,7 @@ def test_torch_reference_has_our_parameter_count_and_output_shape(bench):
         src_vocab_size=40, tgt_vocab_size=30, d_model=16, num_heads=2, d_ff=32, max_len=10,
         num_encoder_layers=2, num_decoder_layers=1,
     )  # fmt: skip
-    ours, ref = Transformer(config), train_step.TorchReference(config)
+    ours, ref = Transformer(config), train_step.TorchTransformer(Transformer(config))
     n = sum(p.numel() for p in ours.parameters())
     assert n == sum(p.numel() for p in ref.parameters())
     src, tgt_in, tgt_out = train_step.make_batch(4, 7, 6, 30, torch.device("cpu"))

@@ -14,7 +14,15 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "transformer_tutorial"
 # Hand-written modules at the top level: the book's helpers and the two commands' entry points.
-BOOK_HELPERS = {"__init__", "data", "diagrams", "doctor", "plotting", "reproducibility"}
+BOOK_HELPERS = {
+    "__init__",
+    "data",
+    "diagrams",
+    "doctor",
+    "plotting",
+    "reference",
+    "reproducibility",
+}
 ENTRY_POINTS = {"train", "translate"}  # `python -m transformer_tutorial.train` runs translator/
 APPLICATION = "translator"
 

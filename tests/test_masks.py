@@ -11,6 +11,7 @@ from torch import nn
 from transformer_tutorial.attention import masked_softmax
 from transformer_tutorial.masks import causal_mask, decoder_self_mask, key_padding_mask
 from transformer_tutorial.multihead import MultiHeadAttention
+from transformer_tutorial.reference import to_torch_multihead
 from transformer_tutorial.sequences import padding_mask
 
 PAD = 0
@@ -164,13 +165,7 @@ def test_fully_masked_rows_never_produce_nan(T, left_pad, seed, fused):
 def test_our_mask_equals_nn_multiheadattention_with_the_inverted_mask():
     torch.manual_seed(0)
     ours = MultiHeadAttention(D, H).eval()
-    theirs = nn.MultiheadAttention(D, H, batch_first=True).eval()
-    with torch.no_grad():
-        theirs.in_proj_weight.copy_(
-            torch.cat([ours.q_proj.weight, ours.k_proj.weight, ours.v_proj.weight])
-        )
-        theirs.in_proj_bias.copy_(torch.cat([ours.q_proj.bias, ours.k_proj.bias, ours.v_proj.bias]))
-    theirs.out_proj.load_state_dict(ours.out_proj.state_dict())
+    theirs = to_torch_multihead(ours).eval()
     tgt = torch.tensor([[5, 6, 7, PAD, PAD], [5, 6, 7, 8, 9]])
     src = torch.tensor([[1, 2, PAD], [3, 4, 5]])
     x, memory = torch.randn(2, 5, D), torch.randn(2, 3, D)

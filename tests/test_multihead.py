@@ -8,26 +8,16 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from torch import nn
 
 from transformer_tutorial.multihead import MultiHeadAttention
+from transformer_tutorial.reference import to_torch_multihead
 
 
 def _pair(d_model: int, num_heads: int, bias: bool = True, seed: int = 0):
     """Our module and nn.MultiheadAttention with the same weights."""
     torch.manual_seed(seed)
     ours = MultiHeadAttention(d_model, num_heads, bias=bias).double()
-    ref = nn.MultiheadAttention(d_model, num_heads, bias=bias, batch_first=True).double()
-    with torch.no_grad():
-        ref.in_proj_weight.copy_(
-            torch.cat([ours.q_proj.weight, ours.k_proj.weight, ours.v_proj.weight])
-        )
-        ref.out_proj.weight.copy_(ours.out_proj.weight)
-        if bias:
-            ref.in_proj_bias.copy_(
-                torch.cat([ours.q_proj.bias, ours.k_proj.bias, ours.v_proj.bias])
-            )
-            ref.out_proj.bias.copy_(ours.out_proj.bias)
+    ref = to_torch_multihead(ours)
     return ours, ref
 
 

@@ -11,6 +11,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from transformer_tutorial.reference import TorchTransformer, matching_parameters
 from transformer_tutorial.transformer import (
     Decoder,
     DecoderLayer,
@@ -22,10 +23,7 @@ from transformer_tutorial.transformer import (
     base_config,
     big_config,
     count_parameters,
-    matching_parameters,
     small_config,
-    to_torch_transformer,
-    torch_transformer_logits,
 )
 
 PAD = 0
@@ -87,7 +85,8 @@ def formula(c: TransformerConfig) -> int:
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
 def test_equals_torch_transformer_values_and_gradients(norm_first):
     model = make_model(norm_first=norm_first)
-    ref = to_torch_transformer(model)
+    twin = TorchTransformer(model)
+    ref = twin.stacks
     model.train(), ref.train()  # dropout is 0; train mode keeps torch's ordinary code path
     src, tgt = padded_batch()
     weights = torch.randn(3, 6, 29, generator=torch.Generator().manual_seed(2))
@@ -97,7 +96,7 @@ def test_equals_torch_transformer_values_and_gradients(norm_first):
     ours_emb_grad = model.src_embed.embedding.weight.grad.clone()
     model.zero_grad()
 
-    theirs = torch_transformer_logits(model, ref, src, tgt)
+    theirs = twin(src, tgt)
     torch.testing.assert_close(ours, theirs, atol=1e-5, rtol=1e-5)
     (theirs * weights).sum().backward()
     theirs_emb_grad = model.src_embed.embedding.weight.grad.clone()
@@ -118,23 +117,22 @@ def test_post_norm_reference_extra_final_norm():
     (gain 1, bias 0) it changes nothing, since LayerNorm(LayerNorm(x)) = LayerNorm(x) up to eps;
     once its gain and bias move (training), the outputs differ -- hence the identity norms."""
     model = make_model()
-    ref = to_torch_transformer(model)
+    twin = TorchTransformer(model)
+    ref = twin.stacks
     src, tgt = padded_batch()
     ours = model(src, tgt)
     ref.encoder.norm = torch.nn.LayerNorm(16)
     ref.decoder.norm = torch.nn.LayerNorm(16)
-    torch.testing.assert_close(
-        ours, torch_transformer_logits(model, ref, src, tgt), atol=1e-4, rtol=1e-4
-    )
+    torch.testing.assert_close(ours, twin(src, tgt), atol=1e-4, rtol=1e-4)
     with torch.no_grad():
         ref.decoder.norm.weight.uniform_(0.5, 1.5)
         ref.decoder.norm.bias.uniform_(-0.5, 0.5)
-    assert not torch.allclose(ours, torch_transformer_logits(model, ref, src, tgt), atol=1e-2)
+    assert not torch.allclose(ours, twin(src, tgt), atol=1e-2)
 
 
 def test_copied_weights_are_equal():
     model = make_model(norm_first=True)
-    ref = to_torch_transformer(model)
+    ref = TorchTransformer(model).stacks
     for name, ours, theirs in matching_parameters(model, ref):
         assert torch.equal(torch.cat([p.detach() for p in ours]), theirs.detach()), name
 

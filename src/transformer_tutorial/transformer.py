@@ -17,14 +17,10 @@ __all__ = [
     "Decoder",
     "Transformer",
     "count_parameters",
-    "to_torch_transformer",
-    "matching_parameters",
-    "torch_transformer_logits",
 ]
 
 # %% ../../book/13_transformer.ipynb #352e7b98
 import math
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -684,107 +680,3 @@ class Transformer(nn.Module):
 def count_parameters(model: nn.Module, trainable_only: bool = False) -> int:
     """Number of parameters; a tensor shared by two modules (tied embeddings) counts once."""
     return sum(p.numel() for p in model.parameters() if p.requires_grad or not trainable_only)
-
-
-# %% ../../book/13_transformer.ipynb #0ffd1d96
-def to_torch_transformer(model: Transformer) -> nn.Transformer:
-    """A ``torch.nn.Transformer`` (batch first) holding a copy of ``model``'s stack weights.
-
-    ``nn.Transformer`` has no embeddings and no output projection, so it covers the two stacks
-    only; ``torch_transformer_logits`` wraps it with ``model``'s embeddings and projection.
-    It always ends each stack with one more LayerNorm, also in post-norm mode. Our post-norm
-    model has none (every block already ends with one), so there they become ``nn.Identity``;
-    in pre-norm mode they receive our final norms.
-    """
-    c = model.config
-    with warnings.catch_warnings():
-        # In pre-norm mode torch warns that its nested-tensor fast path is off; it is, below.
-        warnings.simplefilter("ignore", UserWarning)
-        ref = nn.Transformer(
-            d_model=c.d_model,
-            nhead=c.num_heads,
-            num_encoder_layers=c.num_encoder_layers,
-            num_decoder_layers=c.num_decoder_layers,
-            dim_feedforward=c.d_ff,
-            dropout=c.dropout,
-            batch_first=True,
-            norm_first=c.norm_first,
-        )
-    if not c.norm_first:
-        ref.encoder.norm = nn.Identity()
-        ref.decoder.norm = nn.Identity()
-    # Its inference fast path packs padded batches into nested tensors and returns zeros at
-    # padded positions; we compare every position, so keep the ordinary path.
-    ref.encoder.use_nested_tensor = False
-    with torch.no_grad():
-        for _, ours, theirs in matching_parameters(model, ref):
-            theirs.copy_(torch.cat([p.detach() for p in ours]))
-    return ref
-
-
-def matching_parameters(
-    model: Transformer, ref: nn.Transformer
-) -> list[tuple[str, list[Tensor], Tensor]]:
-    """Pairs ``(name, [our tensors], their tensor)``: ``torch.cat`` of ours equals theirs.
-
-    Our attention has separate ``q_proj``, ``k_proj``, ``v_proj``; ``nn.MultiheadAttention``
-    stacks the three into one ``in_proj_weight`` of shape ``(3D, D)`` (and ``in_proj_bias``).
-    """
-
-    def attention_pairs(name: str, ours: MultiHeadAttention, theirs: nn.MultiheadAttention) -> list:
-        q, k, v, o = ours.q_proj, ours.k_proj, ours.v_proj, ours.out_proj
-        return [
-            (f"{name}.in_proj_weight", [q.weight, k.weight, v.weight], theirs.in_proj_weight),
-            (f"{name}.in_proj_bias", [q.bias, k.bias, v.bias], theirs.in_proj_bias),
-            (f"{name}.out_proj.weight", [o.weight], theirs.out_proj.weight),
-            (f"{name}.out_proj.bias", [o.bias], theirs.out_proj.bias),
-        ]
-
-    def plain_pairs(name: str, ours: nn.Module, theirs: nn.Module) -> list:
-        return [(f"{name}.{n}", [p], getattr(theirs, n)) for n, p in ours.named_parameters()]
-
-    pairs = []
-    for i, (ours, theirs) in enumerate(zip(model.encoder.layers, ref.encoder.layers, strict=True)):
-        name = f"encoder.layers.{i}"
-        pairs += attention_pairs(f"{name}.self_attn", ours.self_attn, theirs.self_attn)
-        pairs += plain_pairs(f"{name}.linear1", ours.feed_forward.linear1, theirs.linear1)
-        pairs += plain_pairs(f"{name}.linear2", ours.feed_forward.linear2, theirs.linear2)
-        pairs += plain_pairs(f"{name}.norm1", ours.norm1, theirs.norm1)
-        pairs += plain_pairs(f"{name}.norm2", ours.norm2, theirs.norm2)
-    for i, (ours, theirs) in enumerate(zip(model.decoder.layers, ref.decoder.layers, strict=True)):
-        name = f"decoder.layers.{i}"
-        pairs += attention_pairs(f"{name}.self_attn", ours.self_attn, theirs.self_attn)
-        pairs += attention_pairs(f"{name}.multihead_attn", ours.cross_attn, theirs.multihead_attn)
-        pairs += plain_pairs(f"{name}.linear1", ours.feed_forward.linear1, theirs.linear1)
-        pairs += plain_pairs(f"{name}.linear2", ours.feed_forward.linear2, theirs.linear2)
-        for n in ("norm1", "norm2", "norm3"):
-            pairs += plain_pairs(f"{name}.{n}", getattr(ours, n), getattr(theirs, n))
-    if model.config.norm_first:
-        pairs += plain_pairs("encoder.norm", model.encoder.norm, ref.encoder.norm)
-        pairs += plain_pairs("decoder.norm", model.decoder.norm, ref.decoder.norm)
-    return pairs
-
-
-def torch_transformer_logits(
-    model: Transformer, ref: nn.Transformer, src: Tensor, tgt: Tensor
-) -> Tensor:
-    """``model(src, tgt)`` computed with ``ref``'s stacks and ``model``'s embeddings and output.
-
-    ``nn.Transformer``'s boolean masks mean the opposite of ours: ``True`` = blocked. So the
-    causal mask is inverted, and the padding masks are ``tokens == pad_id``.
-
-    Shape:
-        src ``(B, S)``, tgt ``(B, T)``; returns logits ``(B, T, V)``.
-    """
-    pad = model.config.pad_id
-    src_x = model.dropout(model.src_positions(model.src_embed(src)))  # (B, S, D)
-    tgt_x = model.dropout(model.tgt_positions(model.tgt_embed(tgt)))  # (B, T, D)
-    h = ref(
-        src_x,
-        tgt_x,
-        tgt_mask=~causal_mask(tgt.shape[1], device=tgt.device),  # (T, T), True = blocked
-        src_key_padding_mask=src == pad,  # (B, S), True = blocked
-        tgt_key_padding_mask=tgt == pad,  # (B, T)
-        memory_key_padding_mask=src == pad,  # (B, S)
-    )  # (B, T, D)
-    return model.output(h)  # (B, T, V)
