@@ -28,7 +28,7 @@ from common import (
 )
 
 from transformer_tutorial.decoding import beam_search, greedy_decode
-from transformer_tutorial.training import BOS_ID, PAD_ID
+from transformer_tutorial.sequences import BOS_ID, PAD_ID
 from transformer_tutorial.transformer import Transformer, TransformerConfig
 
 

@@ -36,7 +36,8 @@ from common import (
 from torch import Tensor, nn
 
 from transformer_tutorial.reference import TorchTransformer
-from transformer_tutorial.training import PAD_ID, LabelSmoothingLoss
+from transformer_tutorial.sequences import PAD_ID
+from transformer_tutorial.training import LabelSmoothingLoss
 from transformer_tutorial.transformer import Transformer, TransformerConfig, count_parameters
 
 

@@ -103,18 +103,7 @@ def test_nbval_verifies_under_other_numerics_than_the_stored_outputs():
     assert "OMP_NUM_THREADS=1" in dry["nbval"] and "OMP_NUM_THREADS=2" in dry["execute"]
 
 
-def _styled(notebooks: list[Path]) -> list:
-    sys.path.insert(0, str(ROOT / "tests"))
-    from test_site import NOT_YET_RESTYLED
-
-    pending = pytest.mark.xfail(reason="not yet restyled (test_site.NOT_YET_RESTYLED)")
-    return [
-        pytest.param(nb, marks=pending) if f"book/{nb.stem}" in NOT_YET_RESTYLED else nb
-        for nb in notebooks
-    ]
-
-
-@pytest.mark.parametrize("notebook", _styled(NOTEBOOKS), ids=lambda p: p.name)
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
 def test_code_fits_the_page(notebook: Path):
     """The rendered text column fits 100 characters of code; a longer line scrolls sideways."""
     sys.path.insert(0, str(ROOT / "tools"))
@@ -127,7 +116,7 @@ def test_code_fits_the_page(notebook: Path):
     )
 
 
-@pytest.mark.parametrize("notebook", _styled(NOTEBOOKS), ids=lambda p: p.name)
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
 def test_chapter_uses_the_book_style(notebook: Path):
     source = "\n".join(c.source for c in nbformat.read(notebook, as_version=4).cells)
     if "plt." in source:

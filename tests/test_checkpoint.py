@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 import torch
 
+from transformer_tutorial.tokens import train_tokenizer
 from transformer_tutorial.training import (
     LabelSmoothingLoss,
     collate,
     make_optimizer,
     noam_scheduler,
     train_step,
-    train_tokenizer,
 )
 from transformer_tutorial.transformer import Transformer, TransformerConfig
 from transformer_tutorial.translator.checkpoint import (

@@ -18,7 +18,7 @@ from transformer_tutorial.decoding import (
     translate,
 )
 from transformer_tutorial.sequences import pad_sequences
-from transformer_tutorial.training import encode
+from transformer_tutorial.tokens import encode
 from transformer_tutorial.transformer import Transformer, TransformerConfig
 
 PAD, BOS, EOS = 0, 2, 3

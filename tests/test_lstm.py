@@ -17,13 +17,13 @@ from transformer_tutorial.lstm import (
     LSTM,
     LSTMCell,
     RecallClassifier,
-    copy_weights_from_torch,
     delayed_recall_batch,
     gradient_by_distance,
     init_forget_bias,
     recall_accuracy,
     train_recall,
 )
+from transformer_tutorial.reference import recurrent_from_torch
 from transformer_tutorial.rnn import RNN
 
 ATOL = 1e-5
@@ -115,7 +115,7 @@ def test_cell_rejects_wrong_shapes_with_a_helpful_message():
 def _compare_with_torch(B, T, D, H, L, bias, with_state, seed):
     torch.manual_seed(seed)
     ref = nn.LSTM(D, H, num_layers=L, bias=bias, batch_first=True)
-    ours = copy_weights_from_torch(LSTM(D, H, L, bias=bias), ref)
+    ours = recurrent_from_torch(LSTM(D, H, L, bias=bias), ref)
     x = torch.randn(B, T, D)
     state = (torch.randn(L, B, H), torch.randn(L, B, H)) if with_state else None
     xo, xr = x.clone().requires_grad_(), x.clone().requires_grad_()
@@ -174,7 +174,7 @@ def test_padded_batch_equals_packed_torch_lstm(lengths, L, seed):
     torch.manual_seed(seed)
     D, H = 3, 4
     ref = nn.LSTM(D, H, num_layers=L, batch_first=True)
-    ours = copy_weights_from_torch(LSTM(D, H, L), ref)
+    ours = recurrent_from_torch(LSTM(D, H, L), ref)
     T = max(lengths)
     lengths_t = torch.tensor(lengths)
     x = torch.randn(len(lengths), T, D)
@@ -255,13 +255,13 @@ def test_layer_rejects_wrong_inputs_with_helpful_messages():
 
 def test_copy_weights_rejects_mismatches():
     with pytest.raises(ValueError, match="Sizes differ"):
-        copy_weights_from_torch(LSTM(3, 4), nn.LSTM(3, 5, batch_first=True))
+        recurrent_from_torch(LSTM(3, 4), nn.LSTM(3, 5, batch_first=True))
     with pytest.raises(ValueError, match="Sizes differ"):
-        copy_weights_from_torch(LSTM(3, 4, bias=False), nn.LSTM(3, 4, batch_first=True))
+        recurrent_from_torch(LSTM(3, 4, bias=False), nn.LSTM(3, 4, batch_first=True))
     with pytest.raises(ValueError, match="one-directional"):
-        copy_weights_from_torch(LSTM(3, 4), nn.LSTM(3, 4, bidirectional=True))
+        recurrent_from_torch(LSTM(3, 4), nn.LSTM(3, 4, bidirectional=True))
     with pytest.raises(ValueError, match="one-directional"):
-        copy_weights_from_torch(LSTM(3, 4), nn.LSTM(3, 4, proj_size=2))
+        recurrent_from_torch(LSTM(3, 4), nn.LSTM(3, 4, proj_size=2))
 
 
 def test_init_forget_bias_sets_only_the_forget_block():

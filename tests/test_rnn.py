@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from transformer_tutorial.reference import recurrent_from_torch
 from transformer_tutorial.rnn import (
     RNN,
     CharRNNLM,
     RNNCell,
-    copy_weights_from_torch,
     evaluate_lm,
     lm_batch,
     lm_loss,
@@ -67,7 +67,7 @@ def test_cell_init_matches_torch_range_and_rejects_unknown_nonlinearity():
 def _compare_with_torch(B, T, D, H, L, nonlinearity, bias, with_s0, seed):
     torch.manual_seed(seed)
     ref = nn.RNN(D, H, num_layers=L, nonlinearity=nonlinearity, bias=bias, batch_first=True)
-    ours = copy_weights_from_torch(RNN(D, H, L, bias=bias, nonlinearity=nonlinearity), ref)
+    ours = recurrent_from_torch(RNN(D, H, L, bias=bias, nonlinearity=nonlinearity), ref)
     x = torch.randn(B, T, D)
     s0 = torch.randn(L, B, H) if with_s0 else None
     xo, xr = x.clone().requires_grad_(), x.clone().requires_grad_()
@@ -126,7 +126,7 @@ def test_rnn_equals_torch_rnn_for_any_shape(B, T, D, H, L, seed):
 def test_padded_batch_with_lengths_equals_packed_torch_rnn():
     torch.manual_seed(0)
     ref = nn.RNN(3, 4, num_layers=2, batch_first=True)
-    ours = copy_weights_from_torch(RNN(3, 4, 2), ref)
+    ours = recurrent_from_torch(RNN(3, 4, 2), ref)
     seqs = [torch.randn(n, 3) for n in (5, 1, 3, 5)]
     x, lengths = pad_sequences(seqs)
     s0 = torch.randn(2, 4, 4)
@@ -187,15 +187,17 @@ def test_rnn_errors_say_what_to_do():
         RNN(3, 4, num_layers=0)
 
 
-def test_copy_weights_from_torch_refuses_mismatches():
+def test_recurrent_from_torch_refuses_mismatches():
     with pytest.raises(ValueError, match="Sizes differ"):
-        copy_weights_from_torch(RNN(3, 4), nn.RNN(3, 5))
+        recurrent_from_torch(RNN(3, 4), nn.RNN(3, 5))
     with pytest.raises(ValueError, match="Sizes differ"):
-        copy_weights_from_torch(RNN(3, 4, num_layers=2), nn.RNN(3, 4))
+        recurrent_from_torch(RNN(3, 4, num_layers=2), nn.RNN(3, 4))
     with pytest.raises(ValueError, match="one-directional"):
-        copy_weights_from_torch(RNN(3, 4), nn.RNN(3, 4, bidirectional=True))
+        recurrent_from_torch(RNN(3, 4), nn.RNN(3, 4, bidirectional=True))
     with pytest.raises(ValueError, match="nonlinearity"):
-        copy_weights_from_torch(RNN(3, 4), nn.RNN(3, 4, nonlinearity="relu"))
+        recurrent_from_torch(RNN(3, 4), nn.RNN(3, 4, nonlinearity="relu"))
+    with pytest.raises(ValueError, match="not into"):
+        recurrent_from_torch(RNN(3, 4), nn.LSTM(3, 4))
 
 
 # --- the language model pieces -----------------------------------------------------------------

@@ -42,9 +42,13 @@ def one_thread():
     torch.set_num_threads(before)
 
 
+S = NUM_SPECIALS  # the first symbol's id
+V = NUM_SPECIALS + 10  # the task's vocabulary: the special tokens and ten digits
+
+
 def small_model(rnn_type: str = "gru", seed: int = 0) -> Seq2Seq:
     torch.manual_seed(seed)
-    return Seq2Seq(Seq2SeqConfig(vocab_size=13, embed_dim=8, hidden_dim=12, rnn_type=rnn_type))
+    return Seq2Seq(Seq2SeqConfig(vocab_size=V, embed_dim=8, hidden_dim=12, rnn_type=rnn_type))
 
 
 # --- the task -------------------------------------------------------------------------------
@@ -87,7 +91,7 @@ def test_task_rejects_bad_length():
 
 def test_to_text_drops_specials_and_stops_at_eos():
     task = TransductionTask()
-    assert task.to_text(torch.tensor([BOS_ID, 3, 4, 12, EOS_ID, 5])) == "0 1 9"
+    assert task.to_text(torch.tensor([BOS_ID, S, S + 1, S + 9, EOS_ID, S + 2])) == "0 1 9"
     assert task.to_text(torch.tensor([PAD_ID, PAD_ID])) == ""
 
 
@@ -119,7 +123,7 @@ def test_make_rnn_and_last_hidden():
 @pytest.mark.parametrize("rnn_type", RNN_TYPES)
 def test_encoder_final_state_is_the_state_at_the_last_real_token(rnn_type):
     torch.manual_seed(0)
-    encoder = Encoder(vocab_size=13, embed_dim=5, hidden_dim=6, rnn_type=rnn_type)
+    encoder = Encoder(vocab_size=V, embed_dim=5, hidden_dim=6, rnn_type=rnn_type)
     src = torch.tensor([[3, 4, 5, 6], [7, 8, 0, 0]])
     outputs, state = encoder(src, torch.tensor([4, 2]))
     assert outputs.shape == (2, 4, 6)
@@ -144,7 +148,7 @@ def test_padding_never_changes_encoder_or_decoder_outputs(lengths, rnn_type, see
     # Garbage in the padded source positions must not matter either.
     src = batch.src.clone()
     pad = src == PAD_ID
-    src[pad] = torch.randint(NUM_SPECIALS, 13, (int(pad.sum()),), generator=g)
+    src[pad] = torch.randint(NUM_SPECIALS, V, (int(pad.sum()),), generator=g)
     with torch.no_grad():
         batched = model(src, batch.src_lengths, batch.tgt_in)  # (B, T, V)
         for b, (s, t) in enumerate(zip(sources, targets, strict=True)):
@@ -164,18 +168,18 @@ def test_padding_never_changes_encoder_or_decoder_outputs(lengths, rnn_type, see
     ],
 )
 def test_encoder_errors_are_readable(src, lengths, match):
-    encoder = Encoder(vocab_size=13, embed_dim=4, hidden_dim=4)
+    encoder = Encoder(vocab_size=V, embed_dim=4, hidden_dim=4)
     with pytest.raises(ValueError, match=match):
         encoder(src, lengths)
 
 
 def test_decoder_feeds_the_same_context_to_every_step():
     torch.manual_seed(0)
-    decoder = Decoder(vocab_size=13, embed_dim=4, hidden_dim=6)
+    decoder = Decoder(vocab_size=V, embed_dim=4, hidden_dim=6)
     tgt_in = torch.tensor([[BOS_ID, 3, 4, 5]])
     context, state = torch.randn(1, 6), torch.randn(1, 1, 6)
     logits, final = decoder(tgt_in, context, state)
-    assert logits.shape == (1, 4, 13) and final.shape == (1, 1, 6)
+    assert logits.shape == (1, 4, V) and final.shape == (1, 1, 6)
     # Running the steps one at a time gives the same logits: teacher forcing is just batching.
     step_state, steps = state, []
     for t in range(4):
@@ -207,7 +211,7 @@ def test_teacher_forcing_on_own_outputs_reproduces_greedy_decoding(rnn_type):
 class ScriptedModel(nn.Module):
     """Emits fixed token sequences, one per row: checks greedy_generate's bookkeeping alone."""
 
-    def __init__(self, scripts: list[list[int]], vocab_size: int = 13):
+    def __init__(self, scripts: list[list[int]], vocab_size: int = V):
         super().__init__()
         self.scripts, self.vocab_size = scripts, vocab_size
 
@@ -234,32 +238,32 @@ def test_greedy_generate_stops_at_eos_and_pads_after_it():
 
 
 def test_sequence_loss_ignores_padding():
-    logits = torch.randn(2, 3, 13)
+    logits = torch.randn(2, 3, V)
     tgt = torch.tensor([[4, 5, EOS_ID], [6, EOS_ID, PAD_ID]])
     real = tgt != PAD_ID
     expected = torch.nn.functional.cross_entropy(logits[real], tgt[real])
     assert torch.allclose(sequence_loss(logits, tgt), expected)
     changed = logits.clone()
-    changed[1, 2] = 100 * torch.randn(13)  # the padded position
+    changed[1, 2] = 100 * torch.randn(V)  # the padded position
     assert torch.allclose(sequence_loss(changed, tgt), expected)
 
 
 def test_score_outputs_exact_and_token_accuracy():
-    tgt_out = torch.tensor([[5, 4, 3, EOS_ID], [6, EOS_ID, PAD_ID, PAD_ID]])
-    perfect = torch.tensor([[5, 4, 3, EOS_ID], [6, EOS_ID, PAD_ID, PAD_ID]])
+    tgt_out = torch.tensor([[6, 5, 4, EOS_ID], [7, EOS_ID, PAD_ID, PAD_ID]])
+    perfect = torch.tensor([[6, 5, 4, EOS_ID], [7, EOS_ID, PAD_ID, PAD_ID]])
     assert score_outputs(perfect, tgt_out) == {"exact": 1.0, "token_acc": 1.0}
     # Row 0 one digit wrong; row 1 right digit but no <eos> (too long): 3 of 4 tokens, 0 exact.
-    flawed = torch.tensor([[5, 9, 3, EOS_ID, PAD_ID], [6, 6, 6, 6, 6]])
+    flawed = torch.tensor([[6, 10, 4, EOS_ID, PAD_ID], [7, 7, 7, 7, 7]])
     assert score_outputs(flawed, tgt_out) == {"exact": 0.0, "token_acc": 0.75}
     # Stopping early: the missing tokens count as wrong.
-    short = torch.tensor([[5, EOS_ID], [6, EOS_ID]])
+    short = torch.tensor([[6, EOS_ID], [7, EOS_ID]])
     assert score_outputs(short, tgt_out) == {"exact": 0.5, "token_acc": 0.5}
 
 
 class OracleReverser(nn.Module):
     """A perfect model of the reversal task, written by hand, to test the evaluation code."""
 
-    def __init__(self, vocab_size: int = 13):
+    def __init__(self, vocab_size: int = V):
         super().__init__()
         self.vocab_size = vocab_size
 

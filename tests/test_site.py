@@ -32,26 +32,6 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 pytestmark = pytest.mark.browser
 
 
-# Chapters whose code, figures and diagrams have not yet been brought to the book's page style
-# (tools/format_notebooks.py, transformer_tutorial.plotting, a diagram of the idea). Their layout
-# and figure checks are expected to fail until then; remove a chapter from this set when it is done.
-NOT_YET_RESTYLED = {
-    "book/02_rnn",
-    "book/03_lstm",
-    "book/04_seq2seq",
-    "book/07_bahdanau",
-    "book/11_ffn_addnorm",
-    "book/12_masks",
-    "book/15_decoding",
-}
-
-
-def styled(pages: list[str]) -> list:
-    """Pages as test parameters; those not yet restyled are expected to fail."""
-    pending = pytest.mark.xfail(reason="not yet restyled (NOT_YET_RESTYLED)", strict=False)
-    return [pytest.param(p, marks=pending) if p in NOT_YET_RESTYLED else p for p in pages]
-
-
 def toc_pages() -> list[str]:
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     files = [toc["root"]] + [c["file"] for part in toc["parts"] for c in part["chapters"]]
@@ -197,7 +177,7 @@ LAYOUT_JS = """
 """
 
 
-@pytest.mark.parametrize("page", styled(toc_pages()))
+@pytest.mark.parametrize("page", toc_pages())
 def test_code_outputs_and_equations_fit_the_page(browser, page: str):
     """At 1280 px nothing needs sideways scrolling; at 390 px the page itself does not scroll
     sideways (a code cell may scroll inside its own box there). Saves both screenshots."""
@@ -235,7 +215,7 @@ def _png_dpi(path: Path) -> float:
     return float(dpi)
 
 
-@pytest.mark.parametrize("page", styled(toc_pages()))
+@pytest.mark.parametrize("page", toc_pages())
 def test_figures_are_sharp_and_readable_at_the_size_shown(browser, page: str):
     """A figure's smallest label (9 pt in the book's style) must be at least 11 px high as shown
     at 1280 px, and the image must have at least 1.5 pixels per displayed pixel (sharp on high-DPI

@@ -12,19 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
+from transformer_tutorial.sequences import BOS_ID, EOS_ID, PAD_ID, SPECIAL_TOKENS, UNK_ID
+from transformer_tutorial.tokens import decode, decode_batch, encode, encode_pairs, train_tokenizer
 from transformer_tutorial.training import (
-    BOS_ID,
-    EOS_ID,
-    PAD_ID,
-    SPECIAL_TOKENS,
-    UNK_ID,
     Batch,
     LabelSmoothingLoss,
     collate,
-    decode,
-    decode_batch,
-    encode,
-    encode_pairs,
     evaluate_loss,
     make_batches,
     make_optimizer,
@@ -35,7 +28,6 @@ from transformer_tutorial.training import (
     token_budget_batches,
     train_loop,
     train_step,
-    train_tokenizer,
 )
 
 SENTENCES = [

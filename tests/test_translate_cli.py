@@ -15,17 +15,14 @@ import pytest
 import torch
 
 from transformer_tutorial.decoding import greedy_decode, translate
+from transformer_tutorial.sequences import BOS_ID, EOS_ID
+from transformer_tutorial.tokens import encode, encode_pairs, train_tokenizer
 from transformer_tutorial.training import (
-    BOS_ID,
-    EOS_ID,
     LabelSmoothingLoss,
-    encode,
-    encode_pairs,
     make_batches,
     make_optimizer,
     noam_scheduler,
     train_step,
-    train_tokenizer,
 )
 from transformer_tutorial.transformer import Transformer, TransformerConfig
 from transformer_tutorial.translator.checkpoint import load_checkpoint, save_checkpoint

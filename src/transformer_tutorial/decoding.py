@@ -17,8 +17,8 @@ import sacrebleu
 import torch
 from torch import Tensor
 
-from .sequences import pad_sequences
-from .training import BOS_ID, EOS_ID, decode_batch, encode
+from .sequences import BOS_ID, EOS_ID, pad_sequences
+from .tokens import decode_batch, encode
 from .transformer import Transformer
 
 

@@ -65,7 +65,6 @@ __all__ = [
     "GATE_NAMES",
     "LSTMCell",
     "LSTM",
-    "copy_weights_from_torch",
     "delayed_recall_batch",
     "RecallClassifier",
     "train_recall",
@@ -208,38 +207,6 @@ class LSTM(nn.Module):
         outputs = layer_input if real is None else layer_input * real[..., None]  # (B, T, H)
         gates = {name: torch.stack(v) for name, v in trace.items()} if keep_gates else None
         return outputs, (torch.stack(h_last), torch.stack(c_last)), gates  # gates: (L, B, T, H)
-
-
-# %% ../../book/03_lstm.ipynb #d3c92934
-@torch.no_grad()
-def copy_weights_from_torch(ours: LSTM, reference: nn.LSTM) -> LSTM:
-    """Copy the weights of a ``torch.nn.LSTM`` into our :class:`LSTM`, so the two compute the same.
-
-    The gate blocks are in the same order (i, f, g, o), so the matrices copy as they are. PyTorch
-    has two biases per layer (``b_ih`` and ``b_hh``); they are always added together, so our
-    single ``b`` is their sum. Returns ``ours``.
-    """
-    if reference.bidirectional or reference.proj_size:
-        raise ValueError("Only one-directional nn.LSTM without projections has a counterpart here.")
-    theirs = (reference.input_size, reference.hidden_size, reference.num_layers, reference.bias)
-    mine = (
-        ours.input_size,
-        ours.hidden_size,
-        ours.num_layers,
-        ours.cells[0].in_proj.bias is not None,
-    )
-    if theirs != mine:
-        raise ValueError(
-            f"Sizes differ: nn.LSTM has (input_size, hidden_size, num_layers, bias) = {theirs}, "
-            f"ours {mine}; build LSTM(...) with the same values."
-        )
-    for layer, cell in enumerate(ours.cells):
-        cell.in_proj.weight.copy_(getattr(reference, f"weight_ih_l{layer}"))
-        cell.state_proj.weight.copy_(getattr(reference, f"weight_hh_l{layer}"))
-        if reference.bias:
-            b = getattr(reference, f"bias_ih_l{layer}") + getattr(reference, f"bias_hh_l{layer}")
-            cell.in_proj.bias.copy_(b)
-    return ours
 
 
 # %% ../../book/03_lstm.ipynb #ada5947e

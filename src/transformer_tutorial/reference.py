@@ -55,7 +55,9 @@ def recurrent_from_torch(ours: RNN | LSTM, reference: nn.RNN | nn.LSTM) -> RNN |
             f"ours {mine}; build {kind}(...) with the same values."
         )
     if kind == "RNN" and reference.nonlinearity != ours.cells[0].nonlinearity:
-        raise ValueError(f"nn.RNN uses {reference.nonlinearity!r}; build RNN with the same one.")
+        raise ValueError(
+            f"nn.RNN uses {reference.nonlinearity!r}; build RNN with the same nonlinearity."
+        )
     for layer, cell in enumerate(ours.cells):
         cell.in_proj.weight.copy_(getattr(reference, f"weight_ih_l{layer}"))
         cell.state_proj.weight.copy_(getattr(reference, f"weight_hh_l{layer}"))

@@ -47,7 +47,6 @@ def _check_sequence(x: Tensor, s0: Tensor | None, input_size: int, num_layers: i
 __all__ = [
     "RNNCell",
     "RNN",
-    "copy_weights_from_torch",
     "CharRNNLM",
     "lm_batch",
     "lm_loss",
@@ -150,40 +149,6 @@ class RNN(nn.Module):
             last_states.append(s)
         outputs = layer_input if real is None else layer_input * real[..., None]  # (B, T, H)
         return outputs, torch.stack(last_states)  # (B, T, H), (num_layers, B, H)
-
-
-# %% ../../book/02_rnn.ipynb #2490ddfe
-@torch.no_grad()
-def copy_weights_from_torch(ours: RNN, reference: nn.RNN) -> RNN:
-    """Copy the weights of a ``torch.nn.RNN`` into our :class:`RNN`, so the two compute the same.
-
-    PyTorch has two biases per layer (``b_ih`` and ``b_hh``); they are always added together, so
-    our single ``b`` is their sum. Returns ``ours``.
-    """
-    if reference.bidirectional or reference.proj_size:
-        raise ValueError("Only one-directional nn.RNN without projections has a counterpart here.")
-    same = (reference.input_size, reference.hidden_size, reference.num_layers, reference.bias)
-    if same != (
-        ours.input_size,
-        ours.hidden_size,
-        ours.num_layers,
-        ours.cells[0].in_proj.bias is not None,
-    ):
-        raise ValueError(
-            f"Sizes differ: nn.RNN has (input_size, hidden_size, num_layers, bias) = {same}; "
-            "build RNN(...) with the same values."
-        )
-    if reference.nonlinearity != ours.cells[0].nonlinearity:
-        raise ValueError(
-            f"nn.RNN uses {reference.nonlinearity!r}; build RNN with the same nonlinearity."
-        )
-    for layer, cell in enumerate(ours.cells):
-        cell.in_proj.weight.copy_(getattr(reference, f"weight_ih_l{layer}"))
-        cell.state_proj.weight.copy_(getattr(reference, f"weight_hh_l{layer}"))
-        if reference.bias:
-            b = getattr(reference, f"bias_ih_l{layer}") + getattr(reference, f"bias_hh_l{layer}")
-            cell.in_proj.bias.copy_(b)
-    return ours
 
 
 # %% ../../book/02_rnn.ipynb #31cdb130

@@ -11,10 +11,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .sequences import pad_sequences
+from .sequences import BOS_ID, EOS_ID, PAD_ID, SPECIAL_TOKENS, pad_sequences
 
-PAD_ID, BOS_ID, EOS_ID = 0, 1, 2  # the special tokens; symbols start at NUM_SPECIALS
-NUM_SPECIALS = 3
+NUM_SPECIALS = len(SPECIAL_TOKENS)  # chapter 1's four (<unk> unused here); symbols come after
 
 
 @dataclass(frozen=True)
@@ -26,7 +25,8 @@ class TransductionTask:
     (``kind="copy"``). This is not language: it is a task whose length we control and whose
     right answer we know, so that a failure can only be the model's.
 
-    Token ids: ``PAD_ID = 0``, ``BOS_ID = 1``, ``EOS_ID = 2``, then symbol ``k`` is ``3 + k``.
+    Token ids: chapter 1's ``PAD_ID = 0``, ``BOS_ID = 2``, ``EOS_ID = 3`` (``<unk>``, 1, never
+    occurs), then symbol ``k`` is ``4 + k``.
     """
 
     kind: str = "reverse"
@@ -111,9 +111,6 @@ def make_batch(sources: list[Tensor], targets: list[Tensor]) -> Batch:
 
 # %% auto #0
 __all__ = [
-    "PAD_ID",
-    "BOS_ID",
-    "EOS_ID",
     "NUM_SPECIALS",
     "RNNState",
     "TransductionTask",

@@ -25,6 +25,11 @@ def simple_tokenize(text: str) -> list[str]:
 
 # %% auto #0
 __all__ = [
+    "SPECIAL_TOKENS",
+    "PAD_ID",
+    "UNK_ID",
+    "BOS_ID",
+    "EOS_ID",
     "simple_tokenize",
     "Vocab",
     "pad_sequences",
@@ -33,8 +38,13 @@ __all__ = [
     "padding_fraction",
 ]
 
-
 # %% ../../book/01_sequences.ipynb #c5270150
+# The special tokens of every vocabulary in the book, with fixed ids: chapter 4's task, chapter
+# 14's subword tokenizer and the translator rely on these numbers.
+SPECIAL_TOKENS = ("<pad>", "<unk>", "<bos>", "<eos>")
+PAD_ID, UNK_ID, BOS_ID, EOS_ID = range(len(SPECIAL_TOKENS))
+
+
 class Vocab:
     """A fixed list of tokens and the integer id of each; unknown tokens map to ``<unk>``.
 
@@ -46,8 +56,8 @@ class Vocab:
         tokens: every token, specials first, in id order. Use :meth:`build` to make one from data.
     """
 
-    PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<bos>", "<eos>"
-    SPECIALS = (PAD, UNK, BOS, EOS)
+    PAD, UNK, BOS, EOS = SPECIAL_TOKENS
+    SPECIALS = SPECIAL_TOKENS
 
     def __init__(self, tokens: Sequence[str]):
         if list(tokens[: len(self.SPECIALS)]) != list(self.SPECIALS):

@@ -2,16 +2,6 @@
 
 # %% auto #0
 __all__ = [
-    "PAD_ID",
-    "UNK_ID",
-    "BOS_ID",
-    "EOS_ID",
-    "SPECIAL_TOKENS",
-    "train_tokenizer",
-    "encode",
-    "decode",
-    "decode_batch",
-    "encode_pairs",
     "padded_lengths",
     "token_budget_batches",
     "padding_fraction",
@@ -38,98 +28,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import torch
-from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from .sequences import pad_sequences
-
-# The four special tokens and their fixed ids. Every tokenizer trained here puts them first,
-# so that a model, a checkpoint and a decoder can rely on the numbers.
-PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
-SPECIAL_TOKENS = ["<pad>", "<unk>", "<bos>", "<eos>"]
-
-
-# %% ../../book/14_training.ipynb #57248332
-def train_tokenizer(
-    texts: Iterable[str], vocab_size: int = 8000, min_frequency: int = 2, normalization: str = "NFC"
-) -> Tokenizer:
-    """Learn one byte-pair-encoding vocabulary shared by both languages.
-
-    Pass the sentences of the *training* split only (German and English together): a vocabulary
-    that has seen the validation or test sentences leaks them into the model.
-
-    Words are split on spaces (kept as the marker ``▁`` at the start of the next piece, as in
-    SentencePiece) and punctuation is split off, so ``decode`` puts the text back together exactly.
-    Text written without spaces (Chinese) is one piece per run between punctuation marks, and
-    byte-pair merges build its vocabulary from single characters the same way.
-
-    Args:
-        texts: training sentences, any language mix.
-        vocab_size: the number of entries, the four special tokens included.
-        min_frequency: a pair is merged only when it occurs at least this often.
-        normalization: the Unicode normal form applied first: ``"NFC"`` (one code point per
-            accented letter) or ``"NFKC"``, which also folds width variants such as the
-            full-width ``？`` into ``?`` (Chinese text mixes both).
-
-    Returns:
-        A ``tokenizers.Tokenizer`` whose ids 0-3 are ``<pad> <unk> <bos> <eos>``.
-    """
-    if vocab_size <= len(SPECIAL_TOKENS):
-        raise ValueError(f"vocab_size must exceed {len(SPECIAL_TOKENS)} (the special tokens).")
-    tokenizer = Tokenizer(models.BPE(unk_token="<unk>"))
-    forms = {"NFC": normalizers.NFC, "NFKC": normalizers.NFKC}
-    if normalization not in forms:
-        raise ValueError(f"normalization must be one of {sorted(forms)}, got {normalization!r}.")
-    tokenizer.normalizer = forms[normalization]()
-    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
-        [pre_tokenizers.Metaspace(), pre_tokenizers.Punctuation()]
-    )
-    tokenizer.decoder = decoders.Metaspace()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        min_frequency=min_frequency,
-        special_tokens=SPECIAL_TOKENS,
-        show_progress=False,
-    )
-    tokenizer.train_from_iterator(texts, trainer)
-    for i, token in enumerate(SPECIAL_TOKENS):
-        assert tokenizer.token_to_id(token) == i, "special tokens must have ids 0-3"
-    return tokenizer
-
-
-# %% ../../book/14_training.ipynb #fcdd9a9b
-def encode(tokenizer: Tokenizer, texts: Sequence[str]) -> list[list[int]]:
-    """Token ids of each text, without special tokens (``collate`` adds BOS and EOS)."""
-    if isinstance(texts, str):
-        raise TypeError("encode takes a list of texts; wrap a single sentence as [sentence].")
-    return [e.ids for e in tokenizer.encode_batch(list(texts), add_special_tokens=False)]
-
-
-def decode(tokenizer: Tokenizer, ids: Sequence[int] | Tensor) -> str:
-    """Text of one id sequence: stops at the first EOS and drops BOS and padding."""
-    ids = ids.tolist() if isinstance(ids, Tensor) else list(ids)
-    if EOS_ID in ids:
-        ids = ids[: ids.index(EOS_ID)]
-    return tokenizer.decode([i for i in ids if i not in (PAD_ID, BOS_ID)])
-
-
-def decode_batch(tokenizer: Tokenizer, batch: Sequence[Sequence[int]] | Tensor) -> list[str]:
-    """``decode`` for every row of a batch (a ``(B, T)`` tensor or a list of id lists)."""
-    return [decode(tokenizer, row) for row in batch]
-
-
-def encode_pairs(
-    tokenizer: Tokenizer, pairs: Sequence[tuple[str, str]], max_len: int | None = None
-) -> list[tuple[list[int], list[int]]]:
-    """Encode (source, target) sentence pairs; cut each side to ``max_len - 1`` ids if given
-    (one position is kept for EOS or BOS)."""
-    src = encode(tokenizer, [s for s, _ in pairs])
-    tgt = encode(tokenizer, [t for _, t in pairs])
-    if max_len is not None:
-        src = [s[: max_len - 1] for s in src]
-        tgt = [t[: max_len - 1] for t in tgt]
-    return list(zip(src, tgt, strict=True))
+# The four special tokens of chapter 1 and their fixed ids. Every tokenizer trained here puts
+# them first, so that a model, a checkpoint and a decoder can rely on the numbers.
+from transformer_tutorial.sequences import (
+    BOS_ID,
+    EOS_ID,
+    PAD_ID,
+    pad_sequences,
+)
 
 
 # %% ../../book/14_training.ipynb #ac0e4423

@@ -40,8 +40,9 @@ sync):
     ``step-NNNNNN/`` directories and a ``latest`` pointer (see ``checkpoint.py``); the last one
     is the final model, usable with ``python -m transformer_tutorial.translate --checkpoint RUN``.
 ``results.json``
-    ``{"test_bleu", "sacrebleu_signature", "beam_size", "length_penalty", "test_set",
-    "test_sentences", "val_bleu", "val_loss", "steps", "epochs", "train_tokens", "wall_time_s",
+    ``{"test_bleu", "sacrebleu_signature", "beam_size", "length_penalty", "pair", "test_set",
+    "references", "test_sentences", "val_bleu", "val_loss", "steps", "epochs", "train_tokens",
+    "wall_time_s",
     "command", "git_commit", "hardware": {"device", "cpu", "cpu_cores", "gpu", "world_size"},
     "torch_version", "precision", "config", "args", "finished_at"}``.
 ``samples.json``

@@ -33,13 +33,21 @@ def build_parser() -> argparse.ArgumentParser:
         "default).",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
+    add_run_options(p)
+    budget = p.add_argument_group("time budget (the first limit reached stops training)")
+    for name, kind in (("epochs", int), ("max-steps", int), ("max-minutes", float)):
+        budget.add_argument(f"--{name}", type=kind)
+    add_model_options(p.add_argument_group("model and optimisation (default: the preset's)"))
+    add_output_options(p.add_argument_group("evaluation and output"))
+    return p
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """Where the run lives, what it trains on, and the machine it runs on."""
     add = p.add_argument
     add("--run-dir", type=Path, default=Path("runs/latest"), help="where everything goes")
-    add(
-        "--data-dir",
-        type=Path,
-        help="the Multi30k files (default: $TRANSFORMER_TUTORIAL_DATA or the cache)",
-    )
+    add("--data-dir", type=Path, help="the data files (default: $TRANSFORMER_TUTORIAL_DATA or "
+        "the cache)")  # fmt: skip
     add("--preset", choices=sorted(PRESETS), help="model and schedule (default: tiny)")
     add("--pair", choices=sorted(PAIRS), help="source-target languages (default: de-en)")
     add("--resume", action="store_true", help="continue from the run's latest checkpoint")
@@ -58,10 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="use the explicit attention path instead of scaled_dot_product_attention",
     )
     add("--seed", type=int, help="(default: 0)")
-    budget = p.add_argument_group("time budget (the first limit reached stops training)")
-    for name, kind in (("epochs", int), ("max-steps", int), ("max-minutes", float)):
-        budget.add_argument(f"--{name}", type=kind)
-    model = p.add_argument_group("model and optimisation (default: the preset's)")
+
+
+def add_model_options(group: argparse._ArgumentGroup) -> None:
+    """Every value of a preset, each overridable by its own flag."""
     for name, kind in (
         ("vocab-size", int),
         ("d-model", int),
@@ -74,33 +82,30 @@ def build_parser() -> argparse.ArgumentParser:
         ("lr-factor", float),
         ("label-smoothing", float),
     ):
-        model.add_argument(f"--{name}", type=kind)
-    model.add_argument(
+        group.add_argument(f"--{name}", type=kind)
+    group.add_argument(
         "--norm-first",
         action=argparse.BooleanOptionalAction,
         help="pre-norm blocks (default: the preset's)",
     )
-    model.add_argument("--clip-norm", type=float, default=1.0)
-    ev = p.add_argument_group("evaluation and output")
-    ev.add_argument("--beam-size", type=int, default=4, help="beam size for the test BLEU")
-    ev.add_argument("--length-penalty", type=float, default=0.6)
-    ev.add_argument(
-        "--val-bleu-sentences",
-        type=int,
-        help="translate only the first N validation sentences for the epoch BLEU",
-    )
-    ev.add_argument("--checkpoint-every", type=int, default=500, help="steps between checkpoints")
-    ev.add_argument("--keep-checkpoints", type=int, default=2)
-    ev.add_argument("--log-every", type=int, default=10)
-    ev.add_argument("--samples", type=int, default=10)
-    ev.add_argument("--attention-samples", type=int, default=3)
-    ev.add_argument("--no-progress", action="store_true", help="no progress bars")
-    ev.add_argument(
-        "--train-sentences",
-        type=int,
-        help="use only the first N training pairs (quick experiments, tests)",
-    )
-    return p
+    group.add_argument("--clip-norm", type=float, default=1.0)
+
+
+def add_output_options(group: argparse._ArgumentGroup) -> None:
+    """Evaluation, checkpoints, logs and the files written at the end."""
+    add = group.add_argument
+    add("--beam-size", type=int, default=4, help="beam size for the test BLEU")
+    add("--length-penalty", type=float, default=0.6)
+    add("--val-bleu-sentences", type=int,
+        help="translate only the first N validation sentences for the epoch BLEU")  # fmt: skip
+    add("--checkpoint-every", type=int, default=500, help="steps between checkpoints")
+    add("--keep-checkpoints", type=int, default=2)
+    add("--log-every", type=int, default=10)
+    add("--samples", type=int, default=10)
+    add("--attention-samples", type=int, default=3)
+    add("--no-progress", action="store_true", help="no progress bars")
+    add("--train-sentences", type=int,
+        help="use only the first N training pairs (quick experiments, tests)")  # fmt: skip
 
 
 # With --resume every option comes from the run's args.json unless it is given again; these

@@ -22,7 +22,9 @@ from tokenizers import Tokenizer
 
 from ..data import LanguagePair
 from ..decoding import corpus_bleu, translate
-from ..training import BOS_ID, EOS_ID, LoopPosition, encode
+from ..sequences import BOS_ID, EOS_ID
+from ..tokens import encode
+from ..training import LoopPosition
 from ..transformer import Transformer, count_parameters
 from .checkpoint import write_text_atomic
 from .runenv import Runtime, git_commit, hardware

@@ -33,16 +33,15 @@ import torch
 from tokenizers import Tokenizer
 
 from ..data import PAIRS, DataNotFoundError, LanguagePair
+from ..tokens import encode_pairs, train_tokenizer
 from ..training import (
     Callback,
     LabelSmoothingLoss,
     LoopPosition,
-    encode_pairs,
     make_optimizer,
     noam_scheduler,
     token_budget_batches,
     train_loop,
-    train_tokenizer,
 )
 from ..transformer import Transformer, TransformerConfig, count_parameters
 from .callbacks import LogTraining, MetricsLog, SaveCheckpoints, TimeBudget, Validate

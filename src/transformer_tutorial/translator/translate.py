@@ -26,7 +26,7 @@ import sys
 import torch
 
 from ..decoding import translate
-from ..training import encode
+from ..tokens import encode
 from .checkpoint import CheckpointError, load_checkpoint
 from .runenv import pick_device
 
