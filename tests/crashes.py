@@ -46,3 +46,27 @@ def kill_while_saving(step: int) -> None:
         return original(src, dst, *args, **kwargs)
 
     os.replace = replace
+
+
+def signal_before_step(step: int, signum: int) -> None:
+    """Send this process ``signum`` (SIGTERM, SIGINT) when update ``step`` is about to start, as
+    a scheduler or a user would, and let the process handle it."""
+    original, calls = training.train_step, [0]
+
+    def train_step(*args, **kwargs):
+        calls[0] += 1
+        if calls[0] == step:
+            os.kill(os.getpid(), signum)
+        return original(*args, **kwargs)
+
+    training.train_step = train_step
+
+
+def kill_during_evaluation() -> None:
+    """Die while the finished run translates its test set (before any result is written)."""
+    from transformer_tutorial.translator import report
+
+    def translate(*args, **kwargs):
+        _die()
+
+    report.translate = translate

@@ -60,9 +60,18 @@ def run_train(
     torchrun: int = 0,
     tiny=True,
     kill_before_step: int | None = None,
+    signal_at: tuple[int, int] | None = None,
+    kill_during_evaluation: bool = False,
 ):
-    if kill_before_step is not None:  # the real command, in a process that dies at that step
-        arm = f"import crashes; crashes.kill_before_step({kill_before_step})"
+    arm = None  # the real command, in a process that meets the fault
+    if kill_before_step is not None:
+        arm = f"crashes.kill_before_step({kill_before_step})"
+    elif signal_at is not None:
+        arm = f"crashes.signal_before_step({signal_at[0]}, {int(signal_at[1])})"
+    elif kill_during_evaluation:
+        arm = "crashes.kill_during_evaluation()"
+    if arm is not None:
+        arm = f"import crashes; {arm}"
         run_main = "from transformer_tutorial.translator.train import main; sys.exit(main())"
         code = f"import sys; sys.path.insert(0, {str(TESTS)!r}); {arm}; {run_main}"
         launcher = [sys.executable, "-c", code]
@@ -235,7 +244,7 @@ def test_missing_data_is_a_clear_error(tmp_path):
 def test_resume_without_a_checkpoint_is_a_clear_error(tmp_path, data_dir):
     result = run_train(data_dir, tmp_path / "fresh", "--max-steps", "1", "--resume")
     assert result.returncode == 2
-    assert "no complete checkpoint" in result.stderr and "Traceback" not in result.stderr
+    assert "holds no run to continue" in result.stderr and "Traceback" not in result.stderr
     shutil.rmtree(tmp_path / "fresh", ignore_errors=True)
 
 

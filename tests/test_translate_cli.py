@@ -215,3 +215,12 @@ def test_no_traceback_from_the_real_command(checkpoint, tmp_path):
     missing = subprocess.run([*cmd, str(tmp_path / "nope"), "Hallo"], capture_output=True,
                              env=env, timeout=300)  # fmt: skip
     assert missing.returncode == 2 and b"Traceback" not in missing.stderr
+
+
+def test_a_byte_order_mark_on_stdin_is_not_part_of_the_first_line(checkpoint, capsys, monkeypatch):
+    text = f"{PAIRS[0][0]}\n{PAIRS[1][0]}\n"
+    args = ["--checkpoint", str(checkpoint)]
+    plain = run_main(args, capsys, text.encode(), monkeypatch)
+    marked = run_main(args, capsys, b"\xef\xbb\xbf" + text.encode(), monkeypatch)
+    assert plain[0] == marked[0] == 0
+    assert marked[1] == plain[1]  # the same translations, first line included

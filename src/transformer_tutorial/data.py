@@ -146,8 +146,14 @@ def read_lines(path: str | os.PathLike) -> list[str]:
     """Read a UTF-8 text file (gzipped when its name ends in .gz), one stripped line per entry."""
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        return [line.strip() for line in f]
+    try:
+        with opener(path, "rt", encoding="utf-8") as f:
+            return [line.strip() for line in f]
+    except (EOFError, gzip.BadGzipFile, UnicodeDecodeError) as err:
+        raise ValueError(
+            f"{path} is damaged or not UTF-8 text ({type(err).__name__}: {err}); replace it with "
+            "a fresh copy (delete it and it is downloaded again where that is possible)."
+        ) from None
 
 
 def load_multi30k(

@@ -72,6 +72,18 @@ def _fsync_file(path: Path) -> None:
         os.fsync(f.fileno())
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def follow_umask(path: Path, directory: bool = False) -> None:
+    """Give ``path`` the permissions an ordinary ``open``/``mkdir`` would: the temporary-file
+    functions create 0600 files and 0700 folders, which a colleague could not read."""
+    os.chmod(path, (0o777 if directory else 0o666) & ~_umask())
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     """Replace ``path`` by ``text`` so that readers see the old or the new content, never a mix."""
     path = Path(path)
@@ -81,6 +93,7 @@ def write_text_atomic(path: Path, text: str) -> None:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
+        follow_umask(Path(tmp))
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -147,6 +160,7 @@ def save_checkpoint(
     final = directory / name
     tmp = Path(tempfile.mkdtemp(dir=directory, prefix=f".{name}."))
     try:
+        follow_umask(tmp, directory=True)
         save_model(_unwrap(model), str(tmp / MODEL_FILE))
         (tmp / CONFIG_FILE).write_text(config_to_json(config), encoding="utf-8")
         tokenizer.save(str(tmp / TOKENIZER_FILE))
@@ -156,6 +170,7 @@ def save_checkpoint(
             json.dumps({"step": step, **(meta or {})}, indent=2, sort_keys=True), encoding="utf-8"
         )
         for f in tmp.iterdir():
+            follow_umask(f)  # safetensors, like the temporary-file functions, writes 0600
             _fsync_file(f)
         _fsync_dir(tmp)
         if final.exists():  # the same step saved again (e.g. after a resume): replace it
@@ -173,6 +188,8 @@ def save_checkpoint(
 def _cleanup(directory: Path, keep_last: int | None) -> None:
     for leftover in directory.glob(".step-*"):  # temporary directories of killed saves
         shutil.rmtree(leftover, ignore_errors=True)
+    for leftover in directory.glob(f".{LATEST}.*.tmp"):  # a killed update of `latest`
+        leftover.unlink(missing_ok=True)
     if keep_last is None:
         return
     complete = sorted(p for p in directory.glob("step-*") if p.is_dir())

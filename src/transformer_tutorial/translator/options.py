@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -127,14 +128,31 @@ def explicit_options(parser: argparse.ArgumentParser, argv: list[str] | None) ->
     return set(vars(known))
 
 
+# What a run *is*: a resumed run keeps these, and saying otherwise on the command line is an error
+# (the rest -- budget, device, evaluation and output -- may change from one resume to the next).
+FIXED_ON_RESUME = (
+    "preset", "pair", "seed", "vocab_size", "d_model", "layers", "heads", "d_ff", "dropout",
+    "max_tokens", "warmup", "lr_factor", "label_smoothing", "norm_first", "clip_norm",
+    "train_sentences",
+)  # fmt: skip
+
+
 def resolve_args(args: argparse.Namespace, explicit: set[str] | None = None) -> argparse.Namespace:
     """Fill unset options: on ``--resume`` from the run's ``args.json`` (except the options given
-    again on the command line), then from the preset."""
+    again on the command line), then from the preset; then check every value."""
+    explicit = explicit or set()
     saved_path = Path(args.run_dir) / "args.json"
     if args.resume and saved_path.is_file():
-        saved = json.loads(saved_path.read_text(encoding="utf-8"))
+        saved = read_saved_args(saved_path)
         for key, value in saved.items():
-            if key not in NOT_RESTORED and key not in (explicit or set()) and hasattr(args, key):
+            if key in FIXED_ON_RESUME and key in explicit and getattr(args, key) != value:
+                flag = "--" + key.replace("_", "-")
+                raise ValueError(
+                    f"{flag} {getattr(args, key)} differs from this run's {value} ({saved_path}); "
+                    f"a resumed run keeps its model and data. Leave {flag} out, or start a new "
+                    "run in another --run-dir."
+                )
+            if key not in NOT_RESTORED and key not in explicit and hasattr(args, key):
                 setattr(args, key, value)
     args.preset = args.preset or "tiny"
     args.pair = args.pair or "de-en"
@@ -144,11 +162,43 @@ def resolve_args(args: argparse.Namespace, explicit: set[str] | None = None) -> 
             setattr(args, key, value)
     if args.max_steps is None and args.max_minutes is None and args.epochs is None:
         args.epochs = PRESETS[args.preset]["epochs"]  # no budget given: the preset's epochs
-    for name in ("max_steps", "epochs", "checkpoint_every", "log_every", "beam_size", "max_tokens"):
+    check_values(args)
+    return args
+
+
+def read_saved_args(path: Path) -> dict[str, Any]:
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as err:
+        raise ValueError(
+            f"{path} is damaged ({err}); the run's options cannot be restored. Give them again "
+            "on the command line (the same as the run was started with) and delete the file."
+        ) from None
+    if not isinstance(saved, dict):
+        raise ValueError(f"{path} does not hold the run's options; delete it and give them again.")
+    return saved
+
+
+def check_values(args: argparse.Namespace) -> None:
+    """Refuse values that would mean something odd (a zero budget, NaN, an empty data set)."""
+    at_least_one = ("max_steps", "epochs", "checkpoint_every", "log_every", "beam_size",
+                    "max_tokens", "train_sentences", "keep_checkpoints", "samples")  # fmt: skip
+    for name in at_least_one:
         value = getattr(args, name)
         if value is not None and value < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {value}.")
-    return args
+    checks = {  # NaN and infinity fail every one of these
+        "max_minutes": (lambda v: v > 0, "a positive number of minutes"),
+        "length_penalty": (lambda v: 0 <= v <= 10, "between 0 and 10"),
+        "clip_norm": (lambda v: v > 0, "positive"),
+        "lr_factor": (lambda v: v > 0, "positive"),
+        "dropout": (lambda v: 0 <= v < 1, "at least 0 and below 1"),
+        "label_smoothing": (lambda v: 0 <= v < 1, "at least 0 and below 1"),
+    }
+    for name, (ok, words) in checks.items():
+        value = getattr(args, name)
+        if value is not None and not (math.isfinite(value) and ok(value)):
+            raise ValueError(f"--{name.replace('_', '-')} must be {words}, got {value}.")
 
 
 def jsonable(args: argparse.Namespace) -> dict[str, Any]:

@@ -23,7 +23,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import errno
 import json
+import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -119,28 +122,63 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         return results
     finally:
         rt.close()
+        while _LOCKS:  # the run directory is free again
+            _LOCKS.pop().close()
 
 
 SPLITS = ("train", "val", "test")
 
 
 def prepare_run_dir(args: argparse.Namespace, rt: Runtime) -> Path | None:
-    """Create the run directory; return the checkpoint to resume from (``None``: a new run)."""
+    """Create and lock the run directory; return the checkpoint to resume from (``None``: the
+    run starts at step 0, a new run or one interrupted before its first checkpoint)."""
     ckpt_dir = args.run_dir / "checkpoints"
     if rt.is_main:
+        if args.run_dir.exists() and not args.run_dir.is_dir():
+            raise ValueError(f"--run-dir {args.run_dir} is a file; give a directory.")
         args.run_dir.mkdir(parents=True, exist_ok=True)
+        lock_run_dir(args.run_dir)
     rt.barrier()
     latest = latest_checkpoint(ckpt_dir) if ckpt_dir.is_dir() else None
-    if args.resume and latest is None:
+    started = latest is not None or (args.run_dir / "args.json").is_file()
+    if args.resume and not started:
         raise CheckpointError(
-            f"--resume: {ckpt_dir} holds no complete checkpoint; start without --resume."
+            f"--resume: {args.run_dir} holds no run to continue; start without --resume."
         )
-    if not args.resume and latest is not None:
+    if not args.resume and started:
         raise ValueError(
             f"{args.run_dir} already holds a run; pass --resume to continue it or choose "
             "another --run-dir."
         )
+    if args.resume and latest is None:
+        print("no checkpoint yet: the run starts again from step 0", file=sys.stderr)
     return latest
+
+
+_LOCKS: list = []  # open lock files: each holds its lock until the run ends or the process dies
+
+
+def lock_run_dir(run_dir: Path) -> None:
+    """Hold an exclusive lock on ``run_dir/.lock`` until the run ends (the system releases it
+    when the process dies, however it dies), so that two trainings never share a directory."""
+    import fcntl
+
+    handle = open(run_dir / ".lock", "a+", encoding="utf-8")  # noqa: SIM115 (held open)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "unknown"
+        handle.close()
+        raise ValueError(
+            f"{run_dir} is in use by another training (process {holder}); wait for it to end, "
+            "or choose another --run-dir."
+        ) from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"{os.getpid()}\n")
+    handle.flush()
+    _LOCKS.append(handle)
 
 
 def load_or_train_tokenizer(
@@ -269,16 +307,46 @@ def announce(rt: Runtime, model: Transformer, n_pairs: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, _terminate)  # what schedulers send: stop as Ctrl-C does
     try:
         resolve_args(args, explicit_options(parser, argv))
         run(args)
     except (DataNotFoundError, CheckpointError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except (OSError, RuntimeError) as err:
+        message = explain_system_error(err)
+        if message is None:
+            raise
+        print(f"error: {message}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("interrupted; continue with --resume", file=sys.stderr)
         return 130
     return 0
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def explain_system_error(err: OSError | RuntimeError) -> str | None:
+    """A message for the machine's ordinary refusals (full disk, no permission); ``None`` for
+    anything else, which is a bug and keeps its traceback."""
+    text = str(err)
+    if isinstance(err, RuntimeError) and "PytorchStreamWriter failed" not in text:
+        return None  # torch.save's way of saying that a write failed
+    where = getattr(err, "filename", None) or "a file of the run"
+    if getattr(err, "errno", None) == errno.ENOSPC or isinstance(err, RuntimeError):
+        return (
+            f"could not write {where}: no space left on the device ({text.splitlines()[0]}). "
+            "Free some space, then continue with --resume."
+        )
+    if isinstance(err, PermissionError) or getattr(err, "errno", None) == errno.EROFS:
+        return f"cannot write {where} ({err.strerror}); choose a --run-dir you can write to."
+    if isinstance(err, NotADirectoryError | FileExistsError):
+        return f"{where} is in the way ({err.strerror}); choose another --run-dir."
+    return None
 
 
 if __name__ == "__main__":

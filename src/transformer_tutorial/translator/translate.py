@@ -65,7 +65,7 @@ def read_stdin() -> list[str]:
             f"standard input is not valid UTF-8: byte 0x{data[err.start]:02x} on line {line} "
             f"cannot be decoded. Convert the file first, e.g. `iconv -f latin1 -t utf-8`."
         ) from None
-    lines = text.split("\n")
+    lines = text.removeprefix("\ufeff").split("\n")  # a byte-order mark is not text
     if lines and lines[-1] == "":
         lines.pop()  # the newline that ends the last line does not start another
     return [line.removesuffix("\r") for line in lines]

@@ -1,0 +1,177 @@
+"""Faults and odd input around the training command: every one ends in a message that says what
+is wrong and what to do (exit status 2), or in a run that resumes to the same result -- never a
+traceback, never a silent wrong answer."""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import gzip
+import json
+import os
+import signal
+import stat
+
+import pytest
+import torch
+from test_train_cli import TINY, data_dir, run_train  # noqa: F401 (data_dir is a fixture)
+
+from transformer_tutorial.tokens import train_tokenizer
+from transformer_tutorial.transformer import Transformer, TransformerConfig
+from transformer_tutorial.translator.checkpoint import save_checkpoint
+from transformer_tutorial.translator.train import main
+
+
+def train(capsys, *args: str) -> tuple[int, str]:
+    code = main([*TINY, *args])
+    return code, capsys.readouterr().err
+
+
+def test_a_run_dir_that_is_a_file(tmp_path, capsys):
+    (tmp_path / "run").write_text("not a folder")
+    code, err = train(capsys, "--run-dir", str(tmp_path / "run"), "--max-steps", "1")
+    assert code == 2 and "is a file" in err and "Traceback" not in err
+
+
+def test_a_second_training_is_refused_while_the_first_holds_the_run_dir(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    with open(run_dir / ".lock", "w") as holder:  # what a running training holds
+        holder.write("4242\n")
+        holder.flush()
+        fcntl.flock(holder, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        code, err = train(capsys, "--run-dir", str(run_dir), "--max-steps", "1")
+    assert code == 2 and "in use by another training (process 4242)" in err
+    assert not (run_dir / "args.json").exists()  # nothing of the run was touched
+
+
+def test_a_started_run_is_not_overwritten_and_a_fresh_dir_cannot_be_resumed(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    code, err = train(capsys, "--run-dir", str(run_dir), "--resume")
+    assert code == 2 and "holds no run to continue" in err
+    (run_dir / "args.json").write_text(json.dumps({"preset": "tiny"}))  # killed before step 1
+    code, err = train(capsys, "--run-dir", str(run_dir), "--max-steps", "1")
+    assert code == 2 and "already holds a run" in err and "--resume" in err
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "words"),
+    [
+        ("--max-minutes", "0", "positive number of minutes"),
+        ("--max-minutes", "-1", "positive number of minutes"),
+        ("--max-minutes", "nan", "positive number of minutes"),
+        ("--train-sentences", "0", "at least 1"),
+        ("--train-sentences", "-5", "at least 1"),
+        ("--keep-checkpoints", "0", "at least 1"),
+        ("--length-penalty", "nan", "between 0 and 10"),
+        ("--dropout", "1.0", "below 1"),
+        ("--clip-norm", "inf", "positive"),
+    ],
+)
+def test_options_that_would_mean_something_odd_are_refused(tmp_path, capsys, option, value, words):
+    code, err = train(capsys, "--run-dir", str(tmp_path / "run"), option, value)
+    assert code == 2 and option in err and words in err and "Traceback" not in err
+    assert not (tmp_path / "run").exists()  # checked before anything is written
+
+
+def test_resume_keeps_the_model_it_was_trained_as(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "args.json").write_text(json.dumps({"preset": "tiny", "heads": 4, "pair": "de-en"}))
+    code, err = train(capsys, "--run-dir", str(run_dir), "--resume", "--heads", "8")
+    assert code == 2 and "--heads 8 differs from this run's 4" in err
+    code, err = main(["--run-dir", str(run_dir), "--resume", "--preset", "base"]), None
+    assert code == 2 and "--preset base differs" in capsys.readouterr().err
+    (run_dir / "args.json").write_text('{"preset": "ti')  # cut short
+    code, err = train(capsys, "--run-dir", str(run_dir), "--resume")
+    assert code == 2 and "args.json is damaged" in err
+
+
+def test_a_damaged_data_file_is_named(tmp_path, capsys, data_dir):  # noqa: F811
+    broken = tmp_path / "data"
+    broken.mkdir()
+    for f in data_dir.glob("*.??"):
+        (broken / f.name).write_bytes(f.read_bytes())
+    good = gzip.compress((data_dir / "train.de").read_bytes())
+    (broken / "train.de").unlink()
+    (broken / "train.de.gz").write_bytes(good[: len(good) // 2])  # a cut-off download
+    args = ["--data-dir", str(broken), "--run-dir", str(tmp_path / "run"), "--max-steps", "1"]
+    code, err = train(capsys, *args)
+    assert code == 2 and "train.de.gz is damaged" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        OSError(errno.ENOSPC, "No space left on device", "state.pt"),
+        RuntimeError(
+            "[enforce fail at inline_container.cc:672] . PytorchStreamWriter failed "
+            "writing file data/0: file write failed"
+        ),  # fmt: skip
+    ],
+)
+def test_a_full_disk_is_a_message(tmp_path, capsys, data_dir, monkeypatch, failure):  # noqa: F811
+    def full(*args, **kwargs):
+        raise failure
+
+    monkeypatch.setattr(torch, "save", full)  # the first checkpoint's training state
+    args = ["--data-dir", str(data_dir), "--run-dir", str(tmp_path / "run"), "--max-steps", "2"]
+    code, err = train(capsys, *args, "--checkpoint-every", "1")
+    assert code == 2 and "no space left" in err and "--resume" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_checkpoint_files_follow_the_umask(tmp_path, umask):
+    tokenizer = train_tokenizer(["ein Hund", "a dog"] * 5, vocab_size=40, min_frequency=1)
+    V = tokenizer.get_vocab_size()
+    config = TransformerConfig(src_vocab_size=V, tgt_vocab_size=V, d_model=8, num_heads=2,
+                               num_encoder_layers=1, num_decoder_layers=1, d_ff=16, max_len=8)  # fmt: skip
+    before = os.umask(umask)
+    try:
+        path = save_checkpoint(tmp_path / "ckpt", Transformer(config), config, tokenizer, step=1)
+    finally:
+        os.umask(before)
+    mode = lambda p: stat.S_IMODE(p.stat().st_mode)  # noqa: E731
+    assert mode(path) == 0o777 & ~umask
+    for f in [*path.iterdir(), tmp_path / "ckpt" / "latest"]:
+        assert mode(f) == 0o666 & ~umask, f.name
+
+
+@pytest.mark.slow  # real training runs: `make unit` skips it, `make test` runs it
+def test_sigterm_stops_like_ctrl_c_and_says_how_to_continue(tmp_path, data_dir):  # noqa: F811
+    args = ("--max-steps", "6", "--checkpoint-every", "2")
+    stopped = run_train(data_dir, tmp_path / "run", *args, signal_at=(4, signal.SIGTERM))
+    assert stopped.returncode == 130 and "continue with --resume" in stopped.stderr
+    assert "Traceback" not in stopped.stderr
+    resumed = run_train(data_dir, tmp_path / "run", "--resume", tiny=False)
+    assert resumed.returncode == 0, resumed.stderr
+
+
+@pytest.mark.slow  # real training runs: `make unit` skips it, `make test` runs it
+@pytest.mark.parametrize(
+    "fault",
+    [{"kill_before_step": 2}, {"kill_during_evaluation": True}],
+    ids=["before-the-first-checkpoint", "during-the-evaluation"],
+)
+def test_a_killed_run_resumes_to_the_same_results(tmp_path, data_dir, fault):  # noqa: F811
+    """Mid-training is test_train_cli's kill test; these are the stages around it."""
+    args = ("--max-steps", "6", "--checkpoint-every", "3")
+    whole = run_train(data_dir, tmp_path / "whole", *args)
+    assert whole.returncode == 0, whole.stderr
+    killed = run_train(data_dir, tmp_path / "killed", *args, **fault)
+    assert killed.returncode == -signal.SIGKILL
+    assert not (tmp_path / "killed" / "results.json").exists()
+    for _ in range(2):  # and a second resume of the finished run changes nothing
+        resumed = run_train(data_dir, tmp_path / "killed", "--resume", tiny=False)
+        assert resumed.returncode == 0, resumed.stderr
+    a = json.loads((tmp_path / "whole" / "results.json").read_text())
+    b = json.loads((tmp_path / "killed" / "results.json").read_text())
+    for key in ("test_bleu", "val_bleu", "val_loss", "steps", "epochs", "train_tokens"):
+        assert a[key] == b[key], key
+    log = [
+        json.loads(line)
+        for line in (tmp_path / "killed" / "metrics.jsonl").read_text().splitlines()
+    ]
+    assert [r["kind"] for r in log].count("test") == 1
+    assert [r["step"] for r in log if r["kind"] == "train"] == list(range(1, 7))
