@@ -183,8 +183,15 @@ def test_corrupt_and_mismatched_checkpoints_give_clear_errors(tmp_path, tokenize
     with pytest.raises(CheckpointError, match="lacks weights"):
         load_checkpoint(shallow)
 
-    # A truncated weights file.
+    # Checksums catch every change below; without them (older checkpoints) the checks behind
+    # them still say what is wrong.
     data = (good / "model.safetensors").read_bytes()
+    (good / "model.safetensors").write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+    with pytest.raises(CheckpointError, match="not the file that was saved"):
+        load_checkpoint(good)
+    forget_checksums(good)
+
+    # A truncated weights file.
     (good / "model.safetensors").write_bytes(data[: len(data) // 2])
     with pytest.raises(CheckpointError, match="safetensors"):
         load_checkpoint(good)
@@ -193,20 +200,33 @@ def test_corrupt_and_mismatched_checkpoints_give_clear_errors(tmp_path, tokenize
         load_weights(Transformer(config), good / "model.safetensors")
 
     # A broken config and a broken tokenizer.
-    ok = save_checkpoint(tmp_path / "e", Transformer(config), config, tokenizer, step=1)
+    ok = forget_checksums(
+        save_checkpoint(tmp_path / "e", Transformer(config), config, tokenizer, step=1)
+    )
     (ok / "config.json").write_text("{ not json")
     with pytest.raises(CheckpointError, match="config"):
         load_checkpoint(ok)
     (ok / "config.json").write_text(json.dumps({"src_vocab_size": 10, "colour": "red"}))
     with pytest.raises(CheckpointError, match="colour"):
         load_checkpoint(ok)
-    ok2 = save_checkpoint(tmp_path / "f", Transformer(config), config, tokenizer, step=1)
+    ok2 = forget_checksums(
+        save_checkpoint(tmp_path / "f", Transformer(config), config, tokenizer, step=1)
+    )
     (ok2 / "tokenizer.json").write_text("[]")
     with pytest.raises(CheckpointError, match="tokenizer"):
         load_checkpoint(ok2)
     (ok2 / "model.safetensors").unlink()
     with pytest.raises(CheckpointError, match="incomplete"):
         load_checkpoint(ok2)
+
+
+def forget_checksums(checkpoint):
+    """Make ``checkpoint`` look as if written before checksums existed; return it."""
+    if checkpoint.is_dir() and (checkpoint / "meta.json").is_file():
+        meta = json.loads((checkpoint / "meta.json").read_text())
+        meta.pop("sha256", None)
+        (checkpoint / "meta.json").write_text(json.dumps(meta))
+    return checkpoint
 
 
 class Evil:

@@ -175,3 +175,48 @@ def test_a_killed_run_resumes_to_the_same_results(tmp_path, data_dir, fault):  #
     ]
     assert [r["kind"] for r in log].count("test") == 1
     assert [r["step"] for r in log if r["kind"] == "train"] == list(range(1, 7))
+
+
+def small_checkpoint_parts():
+    tokenizer = train_tokenizer(["ein Hund", "a dog"] * 5, vocab_size=40, min_frequency=1)
+    V = tokenizer.get_vocab_size()
+    config = TransformerConfig(src_vocab_size=V, tgt_vocab_size=V, d_model=8, num_heads=2,
+                               num_encoder_layers=1, num_decoder_layers=1, d_ff=16, max_len=8)  # fmt: skip
+    return Transformer(config), config, tokenizer
+
+
+def test_resume_skips_a_damaged_newest_checkpoint(tmp_path, capsys):
+    from transformer_tutorial.translator.train import newest_sound_checkpoint
+
+    model, config, tokenizer = small_checkpoint_parts()
+    for step in (1, 2):
+        save_checkpoint(tmp_path, model, config, tokenizer, step=step, keep_last=None)
+    weights = tmp_path / "step-000002" / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-8] + b"\0" * 8)  # damaged after it was saved
+    assert newest_sound_checkpoint(tmp_path).name == "step-000001"
+    assert "step-000002/model.safetensors is not the file that was saved" in capsys.readouterr().err
+
+
+def test_a_config_with_a_value_of_the_wrong_type_is_named(tmp_path):
+    from transformer_tutorial.translator.checkpoint import CheckpointError, load_checkpoint
+
+    model, config, tokenizer = small_checkpoint_parts()
+    path = save_checkpoint(tmp_path, model, config, tokenizer, step=1)
+    meta = json.loads((path / "meta.json").read_text())
+    del meta["sha256"]  # as written before checksums: the type check is what is left
+    (path / "meta.json").write_text(json.dumps(meta))
+    data = json.loads((path / "config.json").read_text()) | {"d_ff": 16.0}
+    (path / "config.json").write_text(json.dumps(data))
+    with pytest.raises(CheckpointError, match="d_ff must be int, got 16.0"):
+        load_checkpoint(path)
+
+
+def test_a_metrics_line_cut_short_does_not_block_a_resume(tmp_path):
+    from transformer_tutorial.translator.callbacks import MetricsLog
+
+    log = tmp_path / "metrics.jsonl"
+    log.write_text('{"kind": "train", "step": 1}\n{"kind": "train", "step": 2}\n{"kind": "tr')
+    assert [r["step"] for r in MetricsLog(log, enabled=False, resume_from=None).read()] == [1, 2]
+    log.write_text('{"kind": "train", "step": 1}\nnot json\n{"kind": "train", "step": 3}\n')
+    with pytest.raises(ValueError, match="metrics.jsonl, line 2"):
+        MetricsLog(log, enabled=False, resume_from=None).read()

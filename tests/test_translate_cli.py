@@ -178,12 +178,26 @@ def test_bad_checkpoints_are_errors(checkpoint, tmp_path, capsys):
 
     step = next((checkpoint / "checkpoints").glob("step-*"))
 
-    def copy(name):
+    def copy(name, checksums=False):
+        """A copy of the checkpoint, by default without its checksums (as written before they
+        existed), so that the checks behind them are reached."""
         target = tmp_path / name
         target.mkdir()
         for f in step.iterdir():
             (target / f.name).write_bytes(f.read_bytes())
+        meta = json.loads((target / "meta.json").read_text())
+        if not checksums:
+            del meta["sha256"]
+        (target / "meta.json").write_text(json.dumps(meta))
         return target
+
+    # Any change to a saved file is caught by its checksum, whatever the change.
+    for name in ("model.safetensors", "config.json", "tokenizer.json"):
+        changed = copy(f"changed-{name}", checksums=True)
+        data = bytearray((changed / name).read_bytes())
+        data[len(data) // 2] ^= 1  # one bit
+        (changed / name).write_bytes(bytes(data))
+        expect_error(changed, f"{name} is not the file that was saved")
 
     corrupt = copy("corrupt")
     (corrupt / "model.safetensors").write_bytes(b"\x00" * 100)
@@ -224,3 +238,16 @@ def test_a_byte_order_mark_on_stdin_is_not_part_of_the_first_line(checkpoint, ca
     marked = run_main(args, capsys, b"\xef\xbb\xbf" + text.encode(), monkeypatch)
     assert plain[0] == marked[0] == 0
     assert marked[1] == plain[1]  # the same translations, first line included
+
+
+def test_work_is_bounded_by_tokens_and_does_not_change_the_output(checkpoint, capsys):
+    lines = [p[0] for p in PAIRS] * 3
+    args = ["--checkpoint", str(checkpoint), "--beam-size", "2", *lines]
+    code, wide, err = run_main(args, capsys)
+    assert code == 0, err
+    code, narrow, err = run_main([*args, "--max-tokens", "300"], capsys)  # a few lines per batch
+    assert code == 0 and narrow == wide, err
+    code, out, err = run_main(
+        [*args[:2], "--beam-size", "20", "--max-tokens", "500", lines[0]], capsys
+    )
+    assert code == 2 and "--max-tokens" in err and "lower the beam size" in err

@@ -45,8 +45,20 @@ class MetricsLog:
             write_text_atomic(path, "".join(json.dumps(r) + "\n" for r in kept))
 
     def read(self) -> list[dict[str, Any]]:
+        """The records; a last line cut short (the process died while writing it) is dropped."""
         lines = self.path.read_text(encoding="utf-8").splitlines() if self.path.exists() else []
-        return [json.loads(line) for line in lines if line.strip()]
+        lines = [line for line in lines if line.strip()]
+        records = []
+        for number, line in enumerate(lines, start=1):
+            try:
+                records.append(json.loads(line))
+            except ValueError:
+                if number < len(lines):
+                    raise ValueError(
+                        f"{self.path}, line {number}, is not a JSON record; delete that line "
+                        "and continue with --resume."
+                    ) from None
+        return records
 
     def write(self, record: dict[str, Any]) -> None:
         if self.enabled:
@@ -135,9 +147,10 @@ class SaveCheckpoints(Callback):
         config: TransformerConfig,
         tokenizer: Tokenizer,
         training_state: Callable[[], dict[str, Any]],
+        start: float,
     ) -> None:
         self.args, self.rt, self.model, self.config = args, rt, model, config
-        self.tokenizer, self.training_state = tokenizer, training_state
+        self.tokenizer, self.training_state, self.start = tokenizer, training_state, start
         self.saved_at: int | None = None
 
     def on_step(self, record: dict, position: LoopPosition) -> None:
@@ -156,6 +169,7 @@ class SaveCheckpoints(Callback):
             meta = dataclasses.asdict(position) | {
                 "seed": self.args.seed,
                 "preset": self.args.preset,
+                "elapsed_s": time.perf_counter() - self.start,  # --max-minutes counts on
             }
             save_checkpoint(
                 self.args.run_dir / "checkpoints",

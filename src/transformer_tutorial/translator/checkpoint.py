@@ -24,6 +24,7 @@ and removed by the next save.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import shutil
@@ -109,10 +110,16 @@ def config_from_json(text: str) -> TransformerConfig:
     data = json.loads(text)
     if not isinstance(data, dict):
         raise ValueError("config.json must hold a JSON object")
-    known = {f.name for f in dataclasses.fields(TransformerConfig)}
-    unknown = sorted(set(data) - known)
+    fields = {f.name: f.type for f in dataclasses.fields(TransformerConfig)}
+    unknown = sorted(set(data) - set(fields))
     if unknown:
         raise ValueError(f"config.json has fields this version does not know: {unknown}")
+    for name, value in data.items():
+        kind = fields[name] if isinstance(fields[name], str) else fields[name].__name__
+        expected = {"int": (int,), "float": (int, float), "bool": (bool,)}.get(kind)
+        wrong_bool = isinstance(value, bool) and kind != "bool"
+        if expected and (not isinstance(value, expected) or wrong_bool):
+            raise ValueError(f"{name} must be {kind}, got {value!r}")
     return TransformerConfig(**data)
 
 
@@ -166,8 +173,12 @@ def save_checkpoint(
         tokenizer.save(str(tmp / TOKENIZER_FILE))
         if training_state is not None:
             torch.save(training_state, tmp / STATE_FILE)
+        checksums = {f.name: sha256(f) for f in sorted(tmp.iterdir())}
         (tmp / META_FILE).write_text(
-            json.dumps({"step": step, **(meta or {})}, indent=2, sort_keys=True), encoding="utf-8"
+            json.dumps(
+                {"step": step, **(meta or {}), "sha256": checksums}, indent=2, sort_keys=True
+            ),
+            encoding="utf-8",
         )
         for f in tmp.iterdir():
             follow_umask(f)  # safetensors, like the temporary-file functions, writes 0600
@@ -213,6 +224,31 @@ def latest_checkpoint(directory: str | os.PathLike) -> Path | None:
             return candidate
     complete = sorted(p for p in directory.glob("step-*") if _is_complete(p))
     return complete[-1] if complete else None
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def verify_checkpoint(checkpoint: str | os.PathLike) -> None:
+    """Check every file of a checkpoint against the SHA-256 recorded in its ``meta.json`` when it
+    was saved. (Checkpoints written before checksums existed have none and are not checked.)"""
+    checkpoint = Path(checkpoint)
+    try:
+        recorded = json.loads((checkpoint / META_FILE).read_text(encoding="utf-8")).get("sha256")
+    except (OSError, ValueError, UnicodeDecodeError, AttributeError):
+        recorded = None  # no readable meta.json: nothing to check against
+    for name, expected in (recorded or {}).items():
+        path = checkpoint / name
+        if not path.is_file() or sha256(path) != expected:
+            raise CheckpointError(
+                f"{path} is not the file that was saved (its SHA-256 differs from the one in "
+                f"{META_FILE}): it was changed, damaged or replaced. Use another checkpoint."
+            )
 
 
 def _is_complete(path: Path) -> bool:
@@ -265,10 +301,13 @@ def load_checkpoint(
             f"checkpoint {ckpt} is incomplete: {', '.join(missing)} missing. "
             "Use a complete checkpoint (the trainer writes them atomically; pick another step-*)."
         )
+    verify_checkpoint(ckpt)
     try:
         config = config_from_json((ckpt / CONFIG_FILE).read_text(encoding="utf-8"))
     except (ValueError, TypeError, UnicodeDecodeError) as err:
         raise CheckpointError(f"{ckpt / CONFIG_FILE} is not a valid model config: {err}") from None
+    except OSError as err:
+        raise CheckpointError(f"{ckpt / CONFIG_FILE} cannot be read ({err.strerror}).") from None
     try:
         tokenizer = Tokenizer.from_file(str(ckpt / TOKENIZER_FILE))
     except Exception as err:  # the tokenizers library raises a bare Exception on bad JSON

@@ -54,6 +54,7 @@ from .checkpoint import (
     load_training_state,
     load_weights,
     read_meta,
+    verify_checkpoint,
     write_text_atomic,
 )
 from .options import MAX_LEN, build_parser, explicit_options, jsonable, resolve_args
@@ -76,7 +77,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         val_ids = encode_pairs(tokenizer, pairs["val"], max_len=MAX_LEN)
         t = Training.build(args, rt, build_config(args, tokenizer.get_vocab_size()))
         if resume_from is not None:
-            t.restore(resume_from)
+            start -= t.restore(resume_from)  # times count on from the interrupted run's
         if rt.is_main:
             write_text_atomic(args.run_dir / "args.json", json.dumps(jsonable(args), indent=2))
         metrics = MetricsLog(args.run_dir / "metrics.jsonl", rt.is_main, resume_from)
@@ -92,7 +93,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             max_tokens=max(args.max_tokens, 4000),
             sentences=args.val_bleu_sentences,
         )
-        save = SaveCheckpoints(args, rt, t.model, t.model.config, tokenizer, t.state)
+        save = SaveCheckpoints(args, rt, t.model, t.model.config, tokenizer, t.state, start)
         callbacks = [
             LogTraining(args.log_every, metrics, start),
             TimeBudget(args.max_minutes, rt, start),
@@ -139,7 +140,7 @@ def prepare_run_dir(args: argparse.Namespace, rt: Runtime) -> Path | None:
         args.run_dir.mkdir(parents=True, exist_ok=True)
         lock_run_dir(args.run_dir)
     rt.barrier()
-    latest = latest_checkpoint(ckpt_dir) if ckpt_dir.is_dir() else None
+    latest = newest_sound_checkpoint(ckpt_dir) if ckpt_dir.is_dir() else None
     started = latest is not None or (args.run_dir / "args.json").is_file()
     if args.resume and not started:
         raise CheckpointError(
@@ -153,6 +154,25 @@ def prepare_run_dir(args: argparse.Namespace, rt: Runtime) -> Path | None:
     if args.resume and latest is None:
         print("no checkpoint yet: the run starts again from step 0", file=sys.stderr)
     return latest
+
+
+def newest_sound_checkpoint(ckpt_dir: Path) -> Path | None:
+    """The newest checkpoint whose files match their checksums; a damaged newer one is skipped
+    with a warning (``None`` when there is no checkpoint at all)."""
+    latest = latest_checkpoint(ckpt_dir)
+    if latest is None:
+        return None
+    older = sorted((p for p in ckpt_dir.glob("step-*") if p.is_dir() and p < latest), reverse=True)
+    problems = []
+    for candidate in [latest, *older]:
+        try:
+            verify_checkpoint(candidate)
+            for problem in problems:
+                print(f"warning: {problem}; resuming from {candidate.name}", file=sys.stderr)
+            return candidate
+        except CheckpointError as err:
+            problems.append(str(err))
+    raise CheckpointError(problems[0] + " No older checkpoint is sound either.")
 
 
 _LOCKS: list = []  # open lock files: each holds its lock until the run ends or the process dies
@@ -247,8 +267,9 @@ class Training:
             "scaler": self.scaler.state_dict() if self.scaler is not None else {},
         }
 
-    def restore(self, checkpoint: Path) -> None:
-        """Continue from a checkpoint: weights, optimizer, schedule and loop position."""
+    def restore(self, checkpoint: Path) -> float:
+        """Continue from a checkpoint: weights, optimizer, schedule and loop position; return
+        the run's elapsed time (s) when the checkpoint was saved."""
         load_weights(self.model, checkpoint / "model.safetensors")
         state = load_training_state(checkpoint)
         self.optimizer.load_state_dict(state["optimizer"])
@@ -258,6 +279,7 @@ class Training:
         meta = read_meta(checkpoint)
         fields = [f.name for f in dataclasses.fields(LoopPosition)]
         self.position = LoopPosition(**{name: meta.get(name, 0) for name in fields})
+        return float(meta.get("elapsed_s", 0.0))
 
     def loop(self, train_ids: list, callbacks: list[Callback]) -> None:
         """Chapter 14's loop, on the model as it is trained: compiled if asked, under DDP with

@@ -49,7 +49,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--beam-size", type=int, default=1, help="1 = greedy search")
     p.add_argument("--length-penalty", type=float, default=0.6)
-    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--batch-size", type=int, default=64, help="at most this many sentences at once")
+    p.add_argument(
+        "--max-tokens",
+        type=int,
+        default=32000,
+        help="bounds the memory of one batch: beam size x the sum, over its sentences, of source "
+        "length + output limit (source length + 50) stays below this",
+    )
     p.add_argument("--device", choices=["auto", "cuda", "mps", "cpu"], default="auto")
     return p
 
@@ -74,8 +81,12 @@ def read_stdin() -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        if args.beam_size < 1 or args.batch_size < 1:
-            raise ValueError("--beam-size and --batch-size must be at least 1.")
+        if min(args.beam_size, args.batch_size, args.max_tokens) < 1:
+            raise ValueError("--beam-size, --batch-size and --max-tokens must be at least 1.")
+        if not 0 <= args.length_penalty <= 10:  # NaN fails too
+            raise ValueError(
+                f"--length-penalty must be between 0 and 10, got {args.length_penalty}."
+            )
         device = pick_device(args.device)
         model, config, tokenizer, _ = load_checkpoint(args.checkpoint, device=device)
         if args.beam_size > config.tgt_vocab_size:
@@ -86,40 +97,58 @@ def main(argv: list[str] | None = None) -> int:
         stripped = [line.strip() for line in lines]
         todo = [i for i, line in enumerate(stripped) if line]
         limit = config.max_len - 1  # one position is kept for EOS
+        lengths = {}
         for i, ids in zip(todo, encode(tokenizer, [stripped[i] for i in todo]), strict=True):
+            lengths[i] = min(len(ids), limit) + 1
             if len(ids) > limit:
                 print(
                     f"warning: line {i + 1} has {len(ids)} tokens; the model reads at most "
                     f"{limit}, so it was cut to its first {limit} tokens.",
                     file=sys.stderr,
                 )
+        outputs = {}
         with torch.inference_mode():
-            outputs = (
-                translate(
-                    model,
-                    tokenizer,
-                    [stripped[i] for i in todo],
-                    beam_size=args.beam_size,
-                    length_penalty=args.length_penalty,
-                    batch_size=args.batch_size,
-                )
-                if todo
-                else []
-            )
+            for group in token_bounded_groups(lengths, args):
+                texts = [stripped[i] for i in group]
+                options = {"beam_size": args.beam_size, "length_penalty": args.length_penalty}
+                translations = translate(model, tokenizer, texts, batch_size=len(group), **options)
+                outputs.update(zip(group, translations, strict=True))
     except (CheckpointError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
-    result = [""] * len(lines)
-    for i, text in zip(todo, outputs, strict=True):
-        result[i] = text
+    result = [outputs.get(i, "") for i in range(len(lines))]
     try:
         sys.stdout.write("".join(line + "\n" for line in result))
         sys.stdout.flush()
     except BrokenPipeError:  # e.g. piped into `head`
         return 0
+    except OSError as err:  # e.g. a full disk
+        print(f"error: could not write the translations ({err.strerror}).", file=sys.stderr)
+        return 2
     return 0
+
+
+def token_bounded_groups(lengths: dict[int, int], args: argparse.Namespace) -> list[list[int]]:
+    """The lines (by index) in batches of similar length, each within ``--batch-size`` sentences
+    and ``--max-tokens`` positions (beam x (source + output limit)); a line's translation does
+    not depend on its batch, so this changes memory and speed, not the output."""
+    groups, group, work = [], [], 0
+    for i in sorted(lengths, key=lengths.__getitem__):
+        cost = args.beam_size * (2 * lengths[i] + 50)  # source + its output limit, per beam
+        if cost > args.max_tokens:
+            raise ValueError(
+                f"line {i + 1} alone needs {cost:,} positions with --beam-size {args.beam_size}, "
+                f"more than --max-tokens {args.max_tokens:,}; lower the beam size or raise "
+                "--max-tokens (memory grows with it)."
+            )
+        if group and (work + cost > args.max_tokens or len(group) == args.batch_size):
+            groups.append(group)
+            group, work = [], 0
+        group.append(i)
+        work += cost
+    return [*groups, group] if group else groups
 
 
 if __name__ == "__main__":
