@@ -70,3 +70,17 @@ def kill_during_evaluation() -> None:
         _die()
 
     report.translate = translate
+
+
+def kill_at_replace(n: int) -> None:
+    """Die just before this process's ``n``-th ``os.replace``: the moment every file of the
+    run (tokenizer, options, checkpoints, ``latest``, records) is put in place."""
+    original, calls = os.replace, [0]
+
+    def replace(src, dst, *args, **kwargs):
+        calls[0] += 1
+        if calls[0] == n:
+            _die()
+        return original(src, dst, *args, **kwargs)
+
+    os.replace = replace

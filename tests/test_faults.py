@@ -220,3 +220,28 @@ def test_a_metrics_line_cut_short_does_not_block_a_resume(tmp_path):
     log.write_text('{"kind": "train", "step": 1}\nnot json\n{"kind": "train", "step": 3}\n')
     with pytest.raises(ValueError, match="metrics.jsonl, line 2"):
         MetricsLog(log, enabled=False, resume_from=None).read()
+
+
+@pytest.mark.slow  # one killed run per file write: `make unit` skips it, `make test` runs it
+def test_a_kill_at_every_file_write_resumes_to_the_same_results(tmp_path, data_dir):  # noqa: F811
+    """SIGKILL just before each ``os.replace`` of a short run, in turn; every killed run is
+    resumed until it finishes, and ends with the uninterrupted run's results."""
+    args = ("--max-steps", "4", "--checkpoint-every", "2", "--samples", "3")
+    whole = run_train(data_dir, tmp_path / "whole", *args)
+    assert whole.returncode == 0, whole.stderr
+    expected = json.loads((tmp_path / "whole" / "results.json").read_text())
+    keys = ("test_bleu", "val_bleu", "val_loss", "steps", "epochs", "train_tokens")
+    for n in range(1, 60):
+        run_dir = tmp_path / f"killed-{n}"
+        first = run_train(data_dir, run_dir, *args, kill_at_replace=n)
+        if first.returncode == 0:
+            break  # the run makes fewer than n replacements: every one has been tried
+        assert first.returncode == -signal.SIGKILL, first.stderr
+        resume = ("--resume",) if (run_dir / "args.json").exists() else args
+        resumed = run_train(data_dir, run_dir, *resume, tiny=not (run_dir / "args.json").exists())
+        assert resumed.returncode == 0, (n, resumed.stderr)
+        got = json.loads((run_dir / "results.json").read_text())
+        assert {k: got[k] for k in keys} == {k: expected[k] for k in keys}, n
+    else:
+        pytest.fail("the run never finished without a kill")
+    assert n > 8  # tokenizer, options, checkpoints, latest, records: many writes were tried

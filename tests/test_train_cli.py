@@ -62,6 +62,7 @@ def run_train(
     kill_before_step: int | None = None,
     signal_at: tuple[int, int] | None = None,
     kill_during_evaluation: bool = False,
+    kill_at_replace: int | None = None,
 ):
     arm = None  # the real command, in a process that meets the fault
     if kill_before_step is not None:
@@ -70,6 +71,8 @@ def run_train(
         arm = f"crashes.signal_before_step({signal_at[0]}, {int(signal_at[1])})"
     elif kill_during_evaluation:
         arm = "crashes.kill_during_evaluation()"
+    elif kill_at_replace is not None:
+        arm = f"crashes.kill_at_replace({kill_at_replace})"
     if arm is not None:
         arm = f"import crashes; {arm}"
         run_main = "from transformer_tutorial.translator.train import main; sys.exit(main())"

@@ -244,7 +244,11 @@ def verify_checkpoint(checkpoint: str | os.PathLike) -> None:
         recorded = None  # no readable meta.json: nothing to check against
     for name, expected in (recorded or {}).items():
         path = checkpoint / name
-        if not path.is_file() or sha256(path) != expected:
+        try:
+            actual = sha256(path) if path.is_file() else None
+        except OSError as err:
+            raise CheckpointError(f"{path} cannot be read ({err.strerror}).") from None
+        if actual != expected:
             raise CheckpointError(
                 f"{path} is not the file that was saved (its SHA-256 differs from the one in "
                 f"{META_FILE}): it was changed, damaged or replaced. Use another checkpoint."
