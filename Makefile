@@ -108,13 +108,17 @@ slow: $(STAMP)
 # verified under other numerics: PyTorch's generic (non-vectorised) CPU kernels, MKL's
 # conditional-numerical-reproducibility path and one thread. That is what a reader's machine
 # does to the floats, so a cell that passes here compares only what holds everywhere.
-# Override with e.g. `make nbval NBVAL_NUMERICS="OMP_NUM_THREADS=3"`.
+# Override with e.g. `make nbval NBVAL_NUMERICS="OMP_NUM_THREADS=3"`. The notebooks run two at a
+# time (NBVAL_WORKERS, pytest-xdist; each notebook's cells stay in order in one worker), one
+# thread each: on two cores the whole book takes about half the time of one after the other.
 STORE_NUMERICS ?= -u ATEN_CPU_CAPABILITY -u MKL_CBWR OMP_NUM_THREADS=2
 NBVAL_NUMERICS ?= ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE OMP_NUM_THREADS=1
+NBVAL_WORKERS ?= 2
 
 nbval: $(STAMP)
 	env $(NBVAL_NUMERICS) $(BIN)/pytest -q -p no:cacheprovider --nbval --nbval-current-env \
-	  --nbval-sanitize-with nbval_sanitize.cfg --nbval-cell-timeout=900 $(NB)
+	  --nbval-sanitize-with nbval_sanitize.cfg --nbval-cell-timeout=900 \
+	  $(if $(filter-out 0 1,$(NBVAL_WORKERS)),-n $(NBVAL_WORKERS) --dist loadscope) $(NB)
 
 site-test: book
 	@command -v chromium >/dev/null || command -v apt-get >/dev/null || { echo "The site test \
