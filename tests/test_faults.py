@@ -139,9 +139,10 @@ def test_checkpoint_files_follow_the_umask(tmp_path, umask):
 
 
 @pytest.mark.slow  # real training runs: `make unit` skips it, `make test` runs it
-def test_sigterm_stops_like_ctrl_c_and_says_how_to_continue(tmp_path, data_dir):  # noqa: F811
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_stops_training_and_says_how_to_continue(tmp_path, data_dir, signum):  # noqa: F811
     args = ("--max-steps", "6", "--checkpoint-every", "2")
-    stopped = run_train(data_dir, tmp_path / "run", *args, signal_at=(4, signal.SIGTERM))
+    stopped = run_train(data_dir, tmp_path / "run", *args, signal_at=(4, signum))
     assert stopped.returncode == 130 and "continue with --resume" in stopped.stderr
     assert "Traceback" not in stopped.stderr
     resumed = run_train(data_dir, tmp_path / "run", "--resume", tiny=False)
@@ -245,3 +246,42 @@ def test_a_kill_at_every_file_write_resumes_to_the_same_results(tmp_path, data_d
     else:
         pytest.fail("the run never finished without a kill")
     assert n > 8  # tokenizer, options, checkpoints, latest, records: many writes were tried
+
+
+def test_an_unwritable_run_dir_is_a_message(tmp_path, capsys, data_dir, monkeypatch):  # noqa: F811
+    """As when the run directory turns read-only after the tokenizer was written (tested with a
+    refusing writer: permission checks do not apply to the root user that runs CI)."""
+    import tempfile
+
+    original = tempfile.mkstemp
+
+    def refuse(*args, dir=None, **kwargs):  # noqa: A002 (tempfile's own name)
+        if dir is not None and str(dir).endswith("run"):
+            raise PermissionError(errno.EACCES, "Permission denied", str(dir))
+        return original(*args, dir=dir, **kwargs)
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    args = ["--data-dir", str(data_dir), "--run-dir", str(tmp_path / "run"), "--max-steps", "1"]
+    code, err = train(capsys, *args)
+    assert code == 2 and "cannot write" in err and "Permission denied" in err
+    assert "Traceback" not in err
+
+
+def test_the_time_budget_counts_the_time_before_a_resume(tmp_path, capsys, data_dir):  # noqa: F811
+    """A run that has used its --max-minutes stops at once when resumed: the checkpoint records
+    the elapsed time, and the resumed run counts on from it."""
+    run_dir = tmp_path / "run"
+    args = ["--data-dir", str(data_dir), "--run-dir", str(run_dir), "--checkpoint-every", "1"]
+    code, err = train(capsys, *args, "--max-steps", "2")
+    assert code == 0, err
+    latest = run_dir / "checkpoints" / (run_dir / "checkpoints" / "latest").read_text().strip()
+    meta = json.loads((latest / "meta.json").read_text())
+    assert meta["elapsed_s"] > 0
+    meta["elapsed_s"] = 3600.0  # as if the first part had taken an hour
+    (latest / "meta.json").write_text(json.dumps(meta))
+    code, err = train(capsys, "--data-dir", str(data_dir), "--run-dir", str(run_dir), "--resume",
+                      "--max-steps", "50", "--max-minutes", "30")  # fmt: skip
+    assert code == 0, err
+    results = json.loads((run_dir / "results.json").read_text())
+    assert results["steps"] == 3  # one step, then the budget (spent before the resume) stops it
+    assert results["wall_time_s"] > 3600
