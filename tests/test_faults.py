@@ -285,3 +285,13 @@ def test_the_time_budget_counts_the_time_before_a_resume(tmp_path, capsys, data_
     results = json.loads((run_dir / "results.json").read_text())
     assert results["steps"] == 3  # one step, then the budget (spent before the resume) stops it
     assert results["wall_time_s"] > 3600
+
+
+def test_a_damaged_meta_json_is_named(tmp_path):
+    from transformer_tutorial.translator.checkpoint import CheckpointError, read_meta
+
+    model, config, tokenizer = small_checkpoint_parts()
+    path = save_checkpoint(tmp_path, model, config, tokenizer, step=1)
+    (path / "meta.json").write_text('{"step": ')
+    with pytest.raises(CheckpointError, match="meta.json cannot be read"):
+        read_meta(path)

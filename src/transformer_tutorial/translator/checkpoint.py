@@ -375,4 +375,11 @@ def load_training_state(checkpoint: str | os.PathLike) -> dict[str, Any]:
 
 
 def read_meta(checkpoint: str | os.PathLike) -> dict[str, Any]:
-    return json.loads((Path(checkpoint) / META_FILE).read_text(encoding="utf-8"))
+    path = Path(checkpoint) / META_FILE
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError) as err:
+        raise CheckpointError(f"{path} cannot be read ({err}); use another checkpoint.") from None
+    if not isinstance(meta, dict) or not isinstance(meta.get("step"), int):
+        raise CheckpointError(f"{path} does not describe a checkpoint; use another checkpoint.")
+    return meta
