@@ -1,0 +1,271 @@
+"""Check your own implementation of a building block against the book's reference.
+
+Write the block yourself, then call its check with your function::
+
+    from transformer_tutorial.check import check_attention
+    check_attention(my_attention)
+
+The check calls your code (it never reads or runs its text) on random inputs and on inputs
+built to expose the usual mistakes, compares values and gradients with the reference the book
+itself is tested against, and prints a short verdict. When something is wrong it names the
+first problem in the book's terms, with the shapes and a small input that shows it.
+
+Blocks covered so far, each with the signature the book uses:
+
+* ``check_masked_softmax(fn)`` -- ``fn(scores, mask) -> weights`` (chapter 6);
+* ``check_attention(fn)`` -- ``fn(q, k, v, mask=None) -> (out, weights)`` (chapter 6);
+* ``check_causal_mask(fn)`` -- ``fn(T) -> (T, T)`` bool, True = may attend (chapter 12);
+* ``check_sinusoidal_encoding(fn)`` -- ``fn(max_len, d_model) -> (max_len, d_model)`` (chapter 10);
+* ``check_layer_norm(fn)`` -- ``fn(x) -> y``, normalising each position of ``(B, T, D)`` over
+  its ``D`` features, no learned gain or bias (chapter 11).
+
+Every check returns a ``Verdict`` (``ok``, ``block``, ``message``) as well as printing it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from .attention import attention, masked_softmax
+from .masks import causal_mask
+from .positional import sinusoidal_encoding
+
+POLARITY = "in this book a mask is True where a query *may attend*"
+
+
+@dataclass
+class Verdict:
+    """The outcome of one check: ``ok``, the block's name, and what to say to the reader."""
+
+    ok: bool
+    block: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{'✓' if self.ok else '✗'} {self.block}: {self.message}"
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+
+class Wrong(Exception):
+    """Raised inside a check with the message for the reader."""
+
+
+def _run(block: str, probes: Callable[[], str]) -> Verdict:
+    try:
+        verdict = Verdict(True, block, probes())
+    except Wrong as wrong:
+        verdict = Verdict(False, block, str(wrong))
+    except Exception as err:  # the reader's code raised: say where, in their terms
+        verdict = Verdict(False, block, f"your code raised {type(err).__name__}: {err}")
+    print(verdict)
+    return verdict
+
+
+def _close(a: Tensor, b: Tensor, tol: float = 1e-5) -> bool:
+    return a.shape == b.shape and bool(torch.allclose(a, b, atol=tol, rtol=tol, equal_nan=False))
+
+
+def _tensor(result: object, what: str, shape: tuple) -> Tensor:
+    if not isinstance(result, Tensor):
+        raise Wrong(f"{what} should be a tensor of shape {shape}, got {type(result).__name__}.")
+    if tuple(result.shape) != tuple(shape):
+        raise Wrong(f"{what} has shape {tuple(result.shape)}, expected {tuple(shape)}.")
+    return result
+
+
+def _random(*shape: int, seed: int = 0) -> Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+
+
+# --- masked softmax ---------------------------------------------------------------------------
+
+
+def _softmax_diagnosis(weights: Tensor, scores: Tensor, mask: Tensor | None) -> str:
+    """The likeliest mistake that turns the reference into ``weights``."""
+    if torch.isnan(weights).any():
+        return (
+            "your weights contain NaN: a query whose keys are all masked gets softmax(-inf, ..., "
+            "-inf) = 0/0. Give such rows all-zero weights (chapter 6)."
+        )
+    if mask is not None:
+        if _close(weights, masked_softmax(scores, ~mask)):
+            return f"mask polarity: you masked the keys that may be seen -- {POLARITY}."
+        if (weights[~mask.expand_as(weights)].abs() > 1e-9).any():
+            return "masked keys get weight above 0: fill their scores with -inf before softmax."
+    for axis in range(scores.dim() - 1):
+        if _close(weights, torch.softmax(scores, dim=axis)):
+            return (
+                f"your weights sum to 1 over axis {axis - scores.dim()}, not over the keys (the "
+                "last axis) -- did you take the softmax over the wrong axis?"
+            )
+    return "the weights differ from softmax over the keys."
+
+
+def check_masked_softmax(fn: Callable[[Tensor, Tensor | None], Tensor]) -> Verdict:
+    """``fn(scores, mask)``: softmax over the last axis, masked keys exactly 0, a fully masked
+    row all zeros; ``mask`` is boolean, True = may attend, broadcastable to ``scores``."""
+
+    def probes() -> str:
+        scores = _random(2, 3, 4, 5)  # (B, H, T_q, T_k)
+        mask = _random(2, 1, 4, 5, seed=1) > -0.3  # (B, 1, T_q, T_k), True = may attend
+        mask[0, 0, 1] = False  # query 1 of sequence 0 sees no key at all
+        for m in (None, mask):
+            expected = masked_softmax(scores, m)
+            got = _tensor(fn(scores.clone(), m), "the weights", scores.shape)
+            if not _close(got, expected, 1e-8):
+                raise Wrong(_softmax_diagnosis(got, scores, m) + f" (scores {tuple(scores.shape)})")
+        # gradients, including through the fully masked row
+        x = scores.clone().requires_grad_()
+        fn(x, mask).mul(_random(*scores.shape, seed=2)).sum().backward()
+        y = scores.clone().requires_grad_()
+        masked_softmax(y, mask).mul(_random(*scores.shape, seed=2)).sum().backward()
+        if x.grad is None or torch.isnan(x.grad).any():
+            raise Wrong("the gradient has NaN: a fully masked row must not reach softmax as -inf.")
+        if not _close(x.grad, y.grad, 1e-8):
+            raise Wrong("the values are right but the gradients differ from the reference.")
+        return "values, gradients, every mask and a fully masked row are right."
+
+    return _run("masked softmax", probes)
+
+
+# --- scaled dot-product attention ------------------------------------------------------------
+
+
+def check_attention(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
+    """``fn(q, k, v, mask=None) -> (out, weights)``: ``softmax(q k^T / sqrt(d_k)) v`` with the
+    mask of ``check_masked_softmax``; q ``(..., T_q, d_k)``, k ``(..., T_k, d_k)``, v ``(...,
+    T_k, d_v)``; out ``(..., T_q, d_v)``, weights ``(..., T_q, T_k)``."""
+
+    def probes() -> str:
+        B, H, Tq, Tk, dk, dv = 2, 2, 3, 4, 8, 5
+        q, k, v = (
+            _random(B, H, Tq, dk),
+            _random(B, H, Tk, dk, seed=1),
+            _random(B, H, Tk, dv, seed=2),
+        )
+        mask = torch.ones(B, 1, Tq, Tk, dtype=torch.bool)
+        mask[1, ..., 2:] = False  # sequence 1 has two padding keys
+        for m in (None, mask):
+            expected, expected_w = attention(q, k, v, mask=m)
+            result = fn(q, k, v, mask=m)
+            if not (isinstance(result, tuple) and len(result) == 2):
+                raise Wrong("return a pair (out, weights), as the book's attention does.")
+            out = _tensor(result[0], "out", expected.shape)
+            weights = _tensor(result[1], "weights", expected_w.shape)
+            if _close(weights, expected_w) and _close(out, expected):
+                continue
+            unscaled, _ = attention(q, k, v, mask=m, scale=1.0)
+            if _close(out, unscaled):
+                raise Wrong(
+                    "you forgot to divide the scores by sqrt(d_k): with d_k = 8 the softmax gets "
+                    "scores 2.8 times too large and its weights are too peaked."
+                )
+            if _close(weights, expected_w):
+                raise Wrong("the weights are right but out is not: out = weights @ v.")
+            raise Wrong(_softmax_diagnosis(weights, q @ k.transpose(-2, -1) / math.sqrt(dk), m))
+        qs = [t.clone().requires_grad_() for t in (q, k, v)]
+        rs = [t.clone().requires_grad_() for t in (q, k, v)]
+        fn(*qs, mask=mask)[0].sum().backward()
+        attention(*rs, mask=mask)[0].sum().backward()
+        for name, a, b in zip("qkv", qs, rs, strict=True):
+            if a.grad is None or not _close(a.grad, b.grad):
+                raise Wrong(f"the gradient with respect to {name} differs from the reference.")
+        return "values, weights, gradients, with and without a padding mask, are right."
+
+    return _run("scaled dot-product attention", probes)
+
+
+# --- the causal mask ---------------------------------------------------------------------------
+
+
+def check_causal_mask(fn: Callable[[int], Tensor]) -> Verdict:
+    """``fn(T) -> (T, T)`` boolean: row t (a query) is True at the keys 0..t it may attend to."""
+
+    def probes() -> str:
+        for T in (4, 7, 1):  # a size where every mistake looks different first
+            got = _tensor(fn(T), f"the mask for T = {T}", (T, T))
+            if got.dtype != torch.bool:
+                raise Wrong(f"the mask has dtype {got.dtype}; use torch.bool (True = may attend).")
+            expected = causal_mask(T)
+            if torch.equal(got, expected):
+                continue
+            if torch.equal(got, ~expected):
+                raise Wrong(f"mask polarity: yours is True at the future -- {POLARITY}.")
+            if torch.equal(got, torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=1)):
+                raise Wrong("position t sees position t+1: the causal mask is off by one.")
+            if torch.equal(got, torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=-1)):
+                raise Wrong("position t does not see itself: a query may attend to its own key.")
+            if torch.equal(got, expected.T):
+                raise Wrong("rows are queries and columns keys: your mask is transposed.")
+            raise Wrong(f"for T = {T} the mask should be\n{expected.int()}\nyours is\n{got.int()}")
+        return "right for T = 1, 4 and 7."
+
+    return _run("causal mask", probes)
+
+
+# --- sinusoidal positions -------------------------------------------------------------------------
+
+
+def check_sinusoidal_encoding(fn: Callable[[int, int], Tensor]) -> Verdict:
+    """``fn(max_len, d_model) -> (max_len, d_model)``: column 2j holds sin(i w_j), column 2j+1
+    cos(i w_j), w_j = 10000^(-2j / d_model)."""
+
+    def probes() -> str:
+        max_len, D = 50, 16
+        got = _tensor(fn(max_len, D), "the table", (max_len, D)).double()
+        expected = sinusoidal_encoding(max_len, D).double()
+        if _close(got, expected, 1e-4):
+            return "the table is right (sines in the even columns, cosines in the odd ones)."
+        swapped = expected.clone()
+        swapped[:, 0::2], swapped[:, 1::2] = expected[:, 1::2], expected[:, 0::2]
+        if _close(got, swapped, 1e-4):
+            raise Wrong("sin and cos are swapped: the even columns (0, 2, ...) hold the sines.")
+        if _close(got[0], torch.zeros(D, dtype=got.dtype), 1e-6):
+            raise Wrong("row 0 is all zeros: cos(0) = 1, so the odd columns of row 0 must be 1.")
+        if not _close(got[0], expected[0], 1e-4):
+            raise Wrong(f"row 0 should be {expected[0].tolist()} (sin 0 = 0, cos 0 = 1).")
+        raise Wrong(
+            "the frequencies differ: w_j = 10000^(-2j / d_model), where 2j is the even column "
+            f"index (so w_0 = 1 and row 1, column 2 is sin({10000 ** (-2 / D):.4f}))."
+        )
+
+    return _run("sinusoidal positional encoding", probes)
+
+
+# --- LayerNorm ------------------------------------------------------------------------------------
+
+
+def check_layer_norm(fn: Callable[[Tensor], Tensor], eps: float = 1e-5) -> Verdict:
+    """``fn(x) -> y`` for ``x`` of shape ``(B, T, D)``: each position normalised over its ``D``
+    features to mean 0 and variance 1 (biased variance, ``eps`` inside the square root)."""
+
+    def probes() -> str:
+        x = _random(3, 4, 8) * 3 + 1  # (B, T, D)
+        expected = torch.nn.functional.layer_norm(x, (8,), eps=eps)
+        got = _tensor(fn(x.clone()), "the output", x.shape)
+        if _close(got, expected, 1e-6):
+            return "every position is normalised over its features, as nn.LayerNorm does."
+        wrong_axes = {
+            (0,): "the batch axis B (that is BatchNorm)",
+            (1,): "the time axis T",
+            (0, 1): "the batch and time axes (that is BatchNorm)",
+        }
+        for axes, name in wrong_axes.items():
+            mean = x.mean(axes, keepdim=True)
+            other = (x - mean) / torch.sqrt(x.var(axes, keepdim=True, unbiased=False) + eps)
+            if _close(got, other, 1e-6):
+                raise Wrong(f"you normalise over {name}; LayerNorm normalises each position "
+                            "over its own D features (the last axis).")  # fmt: skip
+        unbiased = (x - x.mean(-1, keepdim=True)) / torch.sqrt(x.var(-1, keepdim=True) + eps)
+        if _close(got, unbiased, 1e-6):
+            raise Wrong("use the biased variance (divide by D, not D - 1), as nn.LayerNorm does.")
+        raise Wrong("the output differs from (x - mean) / sqrt(var + eps) over the last axis.")
+
+    return _run("LayerNorm", probes)

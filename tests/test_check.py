@@ -1,0 +1,242 @@
+"""The checker is itself checked: it accepts the package's implementation and a correct one
+written differently, and rejects each typical mistake with the right diagnosis."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from transformer_tutorial import check
+from transformer_tutorial.attention import attention, masked_softmax
+from transformer_tutorial.masks import causal_mask
+from transformer_tutorial.positional import sinusoidal_encoding
+
+
+def verdict_of(checker, fn, capsys):
+    verdict = checker(fn)
+    printed = capsys.readouterr().out
+    assert printed.strip() == str(verdict)  # the reader sees exactly the verdict
+    return verdict
+
+
+# --- masked softmax ---------------------------------------------------------------------------
+
+
+def softmax_by_hand(scores, mask):
+    """Correct, written differently: subtract the row maximum, exponentiate, zero, divide."""
+    if mask is None:
+        mask = torch.ones_like(scores, dtype=torch.bool)
+    mask = mask.expand_as(scores)
+    shifted = scores - scores.masked_fill(~mask, -1e300).amax(-1, keepdim=True).clamp_min(-1e300)
+    e = torch.where(mask, shifted.clamp_max(0).exp(), torch.zeros_like(scores))
+    total = e.sum(-1, keepdim=True)
+    return torch.where(total > 0, e / total.clamp_min(1e-300), torch.zeros_like(e))
+
+
+def softmax_wrong_axis(scores, mask):
+    return (
+        masked_softmax(scores.transpose(-1, -2), None).transpose(-1, -2)
+        if mask is None
+        else (torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-2).nan_to_num())
+    )
+
+
+def softmax_nan_rows(scores, mask):
+    return torch.softmax(scores if mask is None else scores.masked_fill(~mask, -math.inf), -1)
+
+
+def softmax_flipped(scores, mask):
+    return masked_softmax(scores, None if mask is None else ~mask)
+
+
+def softmax_ignores_mask(scores, mask):
+    return torch.softmax(scores, dim=-1)
+
+
+@pytest.mark.parametrize("fn", [masked_softmax, softmax_by_hand], ids=["package", "by-hand"])
+def test_masked_softmax_accepts_correct_implementations(fn, capsys):
+    assert verdict_of(check.check_masked_softmax, fn, capsys).ok
+
+
+@pytest.mark.parametrize(
+    ("fn", "diagnosis"),
+    [
+        (softmax_wrong_axis, "softmax over the wrong axis"),
+        (softmax_nan_rows, "NaN"),
+        (softmax_flipped, "mask polarity"),
+        (softmax_ignores_mask, "masked keys get weight above 0"),
+    ],
+)
+def test_masked_softmax_names_the_mistake(fn, diagnosis, capsys):
+    verdict = verdict_of(check.check_masked_softmax, fn, capsys)
+    assert not verdict.ok and diagnosis in verdict.message, verdict.message
+
+
+# --- attention --------------------------------------------------------------------------------
+
+
+def attention_by_hand(q, k, v, mask=None):
+    scores = torch.einsum("...qd,...kd->...qk", q, k) / k.shape[-1] ** 0.5
+    weights = softmax_by_hand(scores, mask)
+    return torch.einsum("...qk,...kd->...qd", weights, v), weights
+
+
+def attention_unscaled(q, k, v, mask=None):
+    return attention(q, k, v, mask=mask, scale=1.0)
+
+
+def attention_wrong_axis(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(k.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, -math.inf)
+    weights = torch.softmax(scores, dim=-2).nan_to_num()
+    return weights @ v, weights
+
+
+def attention_flipped(q, k, v, mask=None):
+    return attention(q, k, v, mask=None if mask is None else ~mask)
+
+
+def attention_out_without_v(q, k, v, mask=None):
+    out, weights = attention(q, k, v, mask=mask)
+    return out * 2, weights
+
+
+@pytest.mark.parametrize("fn", [attention, attention_by_hand], ids=["package", "by-hand"])
+def test_attention_accepts_correct_implementations(fn, capsys):
+    assert verdict_of(check.check_attention, fn, capsys).ok
+
+
+@pytest.mark.parametrize(
+    ("fn", "diagnosis"),
+    [
+        (attention_unscaled, "forgot to divide the scores by sqrt(d_k)"),
+        (attention_wrong_axis, "softmax over the wrong axis"),
+        (attention_flipped, "mask polarity"),
+        (attention_out_without_v, "out = weights @ v"),
+        (lambda q, k, v, mask=None: attention(q, k, v, mask)[0], "return a pair"),
+    ],
+)
+def test_attention_names_the_mistake(fn, diagnosis, capsys):
+    verdict = verdict_of(check.check_attention, fn, capsys)
+    assert not verdict.ok and diagnosis in verdict.message, verdict.message
+
+
+# --- the causal mask --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [causal_mask, lambda T: torch.arange(T)[None, :] <= torch.arange(T)[:, None]],
+    ids=["package", "by-comparison"],
+)
+def test_causal_mask_accepts_correct_implementations(fn, capsys):
+    assert verdict_of(check.check_causal_mask, fn, capsys).ok
+
+
+@pytest.mark.parametrize(
+    ("fn", "diagnosis"),
+    [
+        (lambda T: ~causal_mask(T), "mask polarity"),
+        (lambda T: torch.ones(T, T).tril(1).bool(), "off by one"),
+        (lambda T: torch.ones(T, T).tril(-1).bool(), "does not see itself"),
+        (lambda T: causal_mask(T).T, "transposed"),
+        (lambda T: causal_mask(T).float(), "torch.bool"),
+        (lambda T: causal_mask(T + 1), "shape"),
+    ],
+)
+def test_causal_mask_names_the_mistake(fn, diagnosis, capsys):
+    verdict = verdict_of(check.check_causal_mask, fn, capsys)
+    assert not verdict.ok and diagnosis in verdict.message, verdict.message
+
+
+# --- sinusoidal positions -------------------------------------------------------------------------
+
+
+def table_by_loops(max_len, d_model):
+    pe = torch.zeros(max_len, d_model)
+    for i in range(max_len):
+        for j in range(0, d_model, 2):
+            pe[i, j] = math.sin(i / 10000 ** (j / d_model))
+            pe[i, j + 1] = math.cos(i / 10000 ** (j / d_model))
+    return pe
+
+
+def table_swapped(max_len, d_model):
+    pe = sinusoidal_encoding(max_len, d_model)
+    return torch.stack([pe[:, 1::2], pe[:, 0::2]], dim=-1).flatten(1)
+
+
+def table_wrong_frequencies(max_len, d_model):
+    pe = torch.zeros(max_len, d_model)
+    for i in range(max_len):
+        for j in range(0, d_model, 2):
+            w = 10000 ** (-j / 2 / d_model)  # j used as if it were the frequency index
+            pe[i, j], pe[i, j + 1] = math.sin(i * w), math.cos(i * w)
+    return pe
+
+
+@pytest.mark.parametrize("fn", [sinusoidal_encoding, table_by_loops], ids=["package", "loops"])
+def test_sinusoidal_encoding_accepts_correct_implementations(fn, capsys):
+    assert verdict_of(check.check_sinusoidal_encoding, fn, capsys).ok
+
+
+@pytest.mark.parametrize(
+    ("fn", "diagnosis"),
+    [
+        (table_swapped, "sin and cos are swapped"),
+        (table_wrong_frequencies, "the frequencies differ"),
+        (lambda n, d: torch.zeros(n, d), "cos(0) = 1"),
+    ],
+)
+def test_sinusoidal_encoding_names_the_mistake(fn, diagnosis, capsys):
+    verdict = verdict_of(check.check_sinusoidal_encoding, fn, capsys)
+    assert not verdict.ok and diagnosis in verdict.message, verdict.message
+
+
+# --- LayerNorm ------------------------------------------------------------------------------------
+
+
+def norm_over(axes, unbiased=False):
+    def fn(x):
+        mean = x.mean(axes, keepdim=True)
+        return (x - mean) / torch.sqrt(x.var(axes, keepdim=True, unbiased=unbiased) + 1e-5)
+
+    return fn
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        norm_over(-1),
+        lambda x: torch.nn.LayerNorm(x.shape[-1], elementwise_affine=False).double()(x),
+    ],
+    ids=["by-hand", "nn.LayerNorm"],
+)
+def test_layer_norm_accepts_correct_implementations(fn, capsys):
+    assert verdict_of(check.check_layer_norm, fn, capsys).ok
+
+
+@pytest.mark.parametrize(
+    ("fn", "diagnosis"),
+    [
+        (norm_over(0), "the batch axis"),
+        (norm_over(1), "the time axis"),
+        (norm_over((0, 1)), "batch and time"),
+        (norm_over(-1, unbiased=True), "biased variance"),
+        (lambda x: x - x.mean(-1, keepdim=True), "sqrt(var + eps)"),
+    ],
+)
+def test_layer_norm_names_the_mistake(fn, diagnosis, capsys):
+    verdict = verdict_of(check.check_layer_norm, fn, capsys)
+    assert not verdict.ok and diagnosis in verdict.message, verdict.message
+
+
+def test_code_that_raises_is_reported_not_raised(capsys):
+    def broken(scores, mask):
+        raise IndexError("dimension out of range")
+
+    verdict = verdict_of(check.check_masked_softmax, broken, capsys)
+    assert not verdict.ok and "IndexError: dimension out of range" in verdict.message
