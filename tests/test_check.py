@@ -240,3 +240,140 @@ def test_code_that_raises_is_reported_not_raised(capsys):
 
     verdict = verdict_of(check.check_masked_softmax, broken, capsys)
     assert not verdict.ok and "IndexError: dimension out of range" in verdict.message
+
+
+# --- multi-head attention ---------------------------------------------------------------------
+
+from transformer_tutorial.lstm import LSTMCell  # noqa: E402
+from transformer_tutorial.multihead import MultiHeadAttention  # noqa: E402
+
+
+class HeadsReversed(MultiHeadAttention):
+    def merge_heads(self, x):
+        return super().merge_heads(x.flip(1))
+
+
+class SplitDhFirst(MultiHeadAttention):
+    def split_heads(self, x):
+        B, T, D = x.shape
+        return x.view(B, T, self.head_dim, self.num_heads).permute(0, 3, 1, 2)
+
+    def merge_heads(self, x):
+        B, H, T, Dh = x.shape
+        return x.permute(0, 2, 3, 1).reshape(B, T, H * Dh)
+
+
+class ScaledBySqrtD(MultiHeadAttention):
+    def attend(self, query, k, v, mask=None, need_weights=False, fused=False):
+        q = self.split_heads(self.q_proj(query)) * (self.head_dim / self.d_model) ** 0.5
+        out, weights = attention(q, k, v, mask)
+        return self.out_proj(self.merge_heads(out)), weights
+
+
+class MaskFlipped(MultiHeadAttention):
+    def forward(self, query, key, value, mask=None, **kwargs):
+        return super().forward(query, key, value, mask=None if mask is None else ~mask)
+
+
+class MultiHeadByLoop(torch.nn.Module):
+    """Correct, written differently: one head at a time, then concatenate."""
+
+    def __init__(self, d_model, num_heads):
+        super().__init__()
+        self.h, self.dh = num_heads, d_model // num_heads
+        self.q_proj, self.k_proj = (
+            torch.nn.Linear(d_model, d_model),
+            torch.nn.Linear(d_model, d_model),
+        )
+        self.v_proj, self.out_proj = (
+            torch.nn.Linear(d_model, d_model),
+            torch.nn.Linear(d_model, d_model),
+        )
+
+    def forward(self, query, key, value, mask=None):
+        q, k, v = self.q_proj(query), self.k_proj(key), self.v_proj(value)
+        heads = []
+        for h in range(self.h):
+            cols = slice(h * self.dh, (h + 1) * self.dh)
+            m = None if mask is None else mask[:, 0]  # (B, 1, T_k)
+            heads.append(attention(q[..., cols], k[..., cols], v[..., cols], mask=m)[0])
+        return self.out_proj(torch.cat(heads, dim=-1))
+
+
+@pytest.mark.parametrize("cls", [MultiHeadAttention, MultiHeadByLoop], ids=["package", "loop"])
+def test_multihead_accepts_correct_implementations(cls, capsys):
+    assert verdict_of(check.check_multihead, cls, capsys).ok
+
+
+@pytest.mark.parametrize(
+    ("cls", "diagnosis"),
+    [
+        (HeadsReversed, "concatenated in the wrong order"),
+        (SplitDhFirst, "(Dh, H) instead of (H, Dh)"),
+        (ScaledBySqrtD, "sqrt(D), not sqrt(Dh)"),
+        (MaskFlipped, "mask polarity"),
+    ],
+)
+def test_multihead_names_the_mistake(cls, diagnosis, capsys):
+    verdict = verdict_of(check.check_multihead, cls, capsys)
+    assert not verdict.ok and diagnosis in verdict.message, verdict.message
+
+
+# --- the LSTM cell --------------------------------------------------------------------------------
+
+
+def lstm_cell_with(update):
+    class Cell(LSTMCell):
+        def forward(self, x, state):
+            h, c = state
+            i, f, g, o = (self.in_proj(x) + self.state_proj(h)).chunk(4, dim=-1)
+            return update(torch.sigmoid, i, f, g, o, c)
+
+    return Cell
+
+
+RIGHT = lambda sig, i, f, g, o, c: (  # noqa: E731
+    sig(o) * torch.tanh(sig(f) * c + sig(i) * torch.tanh(g)),
+    sig(f) * c + sig(i) * torch.tanh(g),
+)
+
+
+@pytest.mark.parametrize("cls", [LSTMCell, lstm_cell_with(RIGHT)], ids=["package", "by-hand"])
+def test_lstm_cell_accepts_correct_implementations(cls, capsys):
+    assert verdict_of(check.check_lstm_cell, cls, capsys).ok
+
+
+@pytest.mark.parametrize(
+    ("update", "diagnosis"),
+    [
+        (
+            lambda sig, i, f, g, o, c: RIGHT(sig, f, i, g, o, c),
+            "input and forget gates are swapped",
+        ),
+        (
+            lambda sig, i, f, g, o, c: (
+                sig(o) * torch.tanh(sig(f) * c + sig(i) * sig(g)),
+                sig(f) * c + sig(i) * sig(g),
+            ),
+            "tanh, not sigmoid",
+        ),  # fmt: skip
+        (
+            lambda sig, i, f, g, o, c: (
+                sig(o) * torch.tanh(c + sig(i) * torch.tanh(g)),
+                c + sig(i) * torch.tanh(g),
+            ),
+            "forget gate",
+        ),  # fmt: skip
+        (
+            lambda sig, i, f, g, o, c: (
+                sig(o) * (sig(f) * c + sig(i) * torch.tanh(g)),
+                sig(f) * c + sig(i) * torch.tanh(g),
+            ),
+            "left out the tanh",
+        ),  # fmt: skip
+    ],
+    ids=["gates-swapped", "sigmoid-candidate", "no-forget", "no-tanh-on-c"],
+)
+def test_lstm_cell_names_the_mistake(update, diagnosis, capsys):
+    verdict = verdict_of(check.check_lstm_cell, lstm_cell_with(update), capsys)
+    assert not verdict.ok and diagnosis in verdict.message, verdict.message

@@ -17,7 +17,13 @@ Blocks covered so far, each with the signature the book uses:
 * ``check_causal_mask(fn)`` -- ``fn(T) -> (T, T)`` bool, True = may attend (chapter 12);
 * ``check_sinusoidal_encoding(fn)`` -- ``fn(max_len, d_model) -> (max_len, d_model)`` (chapter 10);
 * ``check_layer_norm(fn)`` -- ``fn(x) -> y``, normalising each position of ``(B, T, D)`` over
-  its ``D`` features, no learned gain or bias (chapter 11).
+  its ``D`` features, no learned gain or bias (chapter 11);
+* ``check_multihead(cls)`` -- ``cls(d_model, num_heads)`` with the linear layers ``q_proj``,
+  ``k_proj``, ``v_proj``, ``out_proj``, called as ``m(query, key, value, mask=None)`` and
+  returning ``out`` or ``(out, weights)`` (chapter 9);
+* ``check_lstm_cell(cls)`` -- ``cls(input_size, hidden_size)`` with ``in_proj`` (input to the
+  four gate blocks i, f, g, o, with the bias) and ``state_proj`` (no bias), called as
+  ``cell(x, (h, c)) -> (h, c)`` (chapter 3).
 
 Every check returns a ``Verdict`` (``ok``, ``block``, ``message``) as well as printing it.
 """
@@ -32,7 +38,9 @@ import torch
 from torch import Tensor
 
 from .attention import attention, masked_softmax
+from .lstm import LSTMCell
 from .masks import causal_mask
+from .multihead import MultiHeadAttention
 from .positional import sinusoidal_encoding
 
 POLARITY = "in this book a mask is True where a query *may attend*"
@@ -269,3 +277,123 @@ def check_layer_norm(fn: Callable[[Tensor], Tensor], eps: float = 1e-5) -> Verdi
         raise Wrong("the output differs from (x - mean) / sqrt(var + eps) over the last axis.")
 
     return _run("LayerNorm", probes)
+
+
+# --- multi-head attention ---------------------------------------------------------------------
+
+
+def _multihead_variant(m, H, q, k, v, mask, scale=None, reverse_heads=False, split_dh_first=False):
+    """Our multi-head attention with the reader's projections, or one typical mistake of it."""
+    B, Tq, D = q.shape
+    Dh = D // H
+
+    def split(x: Tensor) -> Tensor:  # (B, T, D) -> (B, H, T, Dh)
+        if split_dh_first:
+            return x.view(B, x.shape[1], Dh, H).permute(0, 3, 1, 2)
+        return x.view(B, x.shape[1], H, Dh).transpose(1, 2)
+
+    heads, weights = attention(split(m.q_proj(q)), split(m.k_proj(k)), split(m.v_proj(v)),
+                               mask=mask, scale=scale)  # fmt: skip
+    if reverse_heads:
+        heads = heads.flip(1)
+    if split_dh_first:  # merged back the same (wrong) way it was split
+        return m.out_proj(heads.permute(0, 2, 3, 1).reshape(B, Tq, D)), weights
+    return m.out_proj(heads.transpose(1, 2).reshape(B, Tq, D)), weights
+
+
+def check_multihead(cls: type) -> Verdict:
+    """``cls(d_model, num_heads)``: projections ``q_proj, k_proj, v_proj, out_proj``; H heads of
+    Dh = D / H dimensions each attend with the scale 1/sqrt(Dh), are concatenated in order and
+    mixed by ``out_proj``."""
+
+    def probes() -> str:
+        D, H, B, Tq, Tk = 16, 4, 2, 3, 5
+        torch.manual_seed(0)
+        mine = cls(D, H).double()
+        for name in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            if not isinstance(getattr(mine, name, None), torch.nn.Linear):
+                raise Wrong(f"the module needs a linear layer `{name}` (D -> D), as in chapter 9.")
+        reference = MultiHeadAttention(D, H).double()
+        reference.load_state_dict(mine.state_dict(), strict=False)
+        q, k, v = _random(B, Tq, D), _random(B, Tk, D, seed=1), _random(B, Tk, D, seed=2)
+        mask = torch.ones(B, 1, 1, Tk, dtype=torch.bool)
+        mask[1, ..., 3:] = False  # two padding keys in sequence 1
+        with torch.no_grad():
+            for m in (None, mask):
+                result = mine(q, k, v, mask=m)
+                out = _tensor(result[0] if isinstance(result, tuple) else result, "out", (B, Tq, D))
+                expected, _ = reference(q, k, v, mask=m)
+                if _close(out, expected):
+                    continue
+                mistakes = {
+                    "the heads are concatenated in the wrong order: head h's output belongs in "
+                    "columns h*Dh .. (h+1)*Dh - 1": {"reverse_heads": True},
+                    "you split D into (Dh, H) instead of (H, Dh): view the projection as "
+                    "(B, T, H, Dh), then move H forward": {"split_dh_first": True},
+                    "the scores are divided by sqrt(D), not sqrt(Dh): each head works in Dh = "
+                    "D / H dimensions": {"scale": 1 / math.sqrt(D)},
+                    "you forgot to divide the scores by sqrt(Dh)": {"scale": 1.0},
+                }
+                for words, variant in mistakes.items():
+                    if _close(out, _multihead_variant(mine, H, q, k, v, m, **variant)[0]):
+                        raise Wrong(words + ".")
+                if m is not None and _close(out, reference(q, k, v, mask=~m)[0]):
+                    raise Wrong(f"mask polarity: {POLARITY}.")
+                if m is not None and _close(out, reference(q, k, v)[0]):
+                    raise Wrong("the mask is not used: padding keys must get weight 0.")
+                raise Wrong(f"out differs from the reference (D = {D}, H = {H}, q {tuple(q.shape)},"
+                            f" k and v {tuple(k.shape)}).")  # fmt: skip
+        return "heads, scale, concatenation, output projection and the padding mask are right."
+
+    return _run("multi-head attention", probes)
+
+
+# --- the LSTM cell --------------------------------------------------------------------------------
+
+
+def check_lstm_cell(cls: type) -> Verdict:
+    """``cls(input_size, hidden_size)``: ``z = in_proj(x) + state_proj(h)`` in four blocks
+    i, f, g, o (PyTorch's order); ``c' = sigmoid(f) c + sigmoid(i) tanh(g)``,
+    ``h' = sigmoid(o) tanh(c')``."""
+
+    def probes() -> str:
+        D, H, B = 3, 5, 4
+        torch.manual_seed(0)
+        mine = cls(D, H).double()
+        for name in ("in_proj", "state_proj"):
+            if not isinstance(getattr(mine, name, None), torch.nn.Linear):
+                raise Wrong(f"the cell needs a linear layer `{name}` (to 4 * hidden_size).")
+        reference = LSTMCell(D, H).double()
+        reference.load_state_dict(mine.state_dict(), strict=False)
+        x, h, c = _random(B, D), _random(B, H, seed=1), _random(B, H, seed=2)
+        got = mine(x, (h, c))
+        if not (isinstance(got, tuple) and len(got) == 2):
+            raise Wrong("return the new state as a pair (h, c).")
+        got_h, got_c = _tensor(got[0], "h", (B, H)), _tensor(got[1], "c", (B, H))
+        want_h, want_c = reference(x, (h, c))
+        if _close(got_h, want_h) and _close(got_c, want_c):
+            x_, h_ = x.clone().requires_grad_(), h.clone().requires_grad_()
+            sum(t.sum() for t in mine(x_, (h_, c))).backward()
+            x2, h2 = x.clone().requires_grad_(), h.clone().requires_grad_()
+            sum(t.sum() for t in reference(x2, (h2, c))).backward()
+            if not (_close(x_.grad, x2.grad) and _close(h_.grad, h2.grad)):
+                raise Wrong("the values are right but the gradients differ from the reference.")
+            return "gates, memory update, output and gradients are right (PyTorch's gate order)."
+        i, f, g, o = (mine.in_proj(x) + mine.state_proj(h)).chunk(4, dim=-1)
+        sig = torch.sigmoid
+        if _close(got_c, sig(i) * c + sig(f) * torch.tanh(g)):
+            raise Wrong(
+                "input and forget gates are swapped: the blocks are in the order i, f, g, o."
+            )
+        if _close(got_c, sig(f) * c + sig(i) * sig(g)):
+            raise Wrong("the candidate g takes tanh, not sigmoid: it proposes values in (-1, 1).")
+        if _close(got_c, c + sig(i) * torch.tanh(g)):
+            raise Wrong("the old memory is kept whole: multiply c by the forget gate sigmoid(f).")
+        if _close(got_c, want_c) and _close(got_h, sig(o) * want_c):
+            raise Wrong("h = sigmoid(o) * tanh(c'): you left out the tanh of the new memory.")
+        if _close(got_c, want_c):
+            raise Wrong("c is right but h is not: h = sigmoid(o) * tanh(c').")
+        raise Wrong(f"the new memory c differs from the reference (x {tuple(x.shape)}, "
+                    f"h and c {tuple(h.shape)}).")  # fmt: skip
+
+    return _run("LSTM cell", probes)
