@@ -377,3 +377,71 @@ def test_lstm_cell_accepts_correct_implementations(cls, capsys):
 def test_lstm_cell_names_the_mistake(update, diagnosis, capsys):
     verdict = verdict_of(check.check_lstm_cell, lstm_cell_with(update), capsys)
     assert not verdict.ok and diagnosis in verdict.message, verdict.message
+
+
+# --- the RNN cell and the feed-forward network -------------------------------------------------
+
+from transformer_tutorial.feedforward import PositionwiseFeedForward  # noqa: E402
+from transformer_tutorial.rnn import RNNCell  # noqa: E402
+
+
+def rnn_cell_with(update):
+    class Cell(RNNCell):
+        def forward(self, x, s_prev=None):
+            return update(self.in_proj(x), self.state_proj(s_prev))
+
+    return Cell
+
+
+@pytest.mark.parametrize(
+    "cls", [RNNCell, rnn_cell_with(lambda a, b: torch.tanh(b + a))], ids=["package", "by-hand"]
+)
+def test_rnn_cell_accepts_correct_implementations(cls, capsys):
+    assert verdict_of(check.check_rnn_cell, cls, capsys).ok
+
+
+@pytest.mark.parametrize(
+    ("update", "diagnosis"),
+    [
+        (lambda a, b: a + b, "left out the tanh"),
+        (lambda a, b: torch.tanh(a), "previous state is not used"),
+        (lambda a, b: torch.tanh(b), "input is not used"),
+    ],
+)
+def test_rnn_cell_names_the_mistake(update, diagnosis, capsys):
+    verdict = verdict_of(check.check_rnn_cell, rnn_cell_with(update), capsys)
+    assert not verdict.ok and diagnosis in verdict.message, verdict.message
+
+
+def ffn_with(body):
+    class FFN(PositionwiseFeedForward):
+        def forward(self, x):
+            return body(self, x)
+
+    return FFN
+
+
+@pytest.mark.parametrize(
+    "cls",
+    [PositionwiseFeedForward, ffn_with(lambda m, x: m.linear2(m.linear1(x).clamp_min(0)))],
+    ids=["package", "clamp"],
+)
+def test_feed_forward_accepts_correct_implementations(cls, capsys):
+    assert verdict_of(check.check_feed_forward, cls, capsys).ok
+
+
+@pytest.mark.parametrize(
+    ("body", "diagnosis"),
+    [
+        (lambda m, x: m.linear2(m.linear1(x)), "no ReLU"),
+        (lambda m, x: torch.relu(m.linear2(m.linear1(x))), "after linear2"),
+        (
+            lambda m, x: m.linear2(torch.relu(m.linear1(x))) + x - x.mean(1, keepdim=True),
+            "other positions",
+        ),
+    ],
+    ids=["no-relu", "relu-after", "mixes-positions"],
+)
+def test_feed_forward_names_the_mistake(body, diagnosis, capsys):
+    verdict = verdict_of(check.check_feed_forward, ffn_with(body), capsys)
+    assert not verdict.ok and diagnosis in verdict.message, verdict.message

@@ -23,7 +23,11 @@ Blocks covered so far, each with the signature the book uses:
   returning ``out`` or ``(out, weights)`` (chapter 9);
 * ``check_lstm_cell(cls)`` -- ``cls(input_size, hidden_size)`` with ``in_proj`` (input to the
   four gate blocks i, f, g, o, with the bias) and ``state_proj`` (no bias), called as
-  ``cell(x, (h, c)) -> (h, c)`` (chapter 3).
+  ``cell(x, (h, c)) -> (h, c)`` (chapter 3);
+* ``check_rnn_cell(cls)`` -- ``cls(input_size, hidden_size)`` with ``in_proj`` (with the bias)
+  and ``state_proj`` (no bias), called as ``cell(x, s_prev) -> s`` (chapter 2);
+* ``check_feed_forward(cls)`` -- ``cls(d_model, d_ff)`` with ``linear1`` (D -> d_ff) and
+  ``linear2`` (d_ff -> D), called on ``(B, T, D)`` (chapter 11).
 
 Every check returns a ``Verdict`` (``ok``, ``block``, ``message``) as well as printing it.
 """
@@ -38,10 +42,12 @@ import torch
 from torch import Tensor
 
 from .attention import attention, masked_softmax
+from .feedforward import PositionwiseFeedForward
 from .lstm import LSTMCell
 from .masks import causal_mask
 from .multihead import MultiHeadAttention
 from .positional import sinusoidal_encoding
+from .rnn import RNNCell
 
 POLARITY = "in this book a mask is True where a query *may attend*"
 
@@ -397,3 +403,69 @@ def check_lstm_cell(cls: type) -> Verdict:
                     f"h and c {tuple(h.shape)}).")  # fmt: skip
 
     return _run("LSTM cell", probes)
+
+
+# --- the RNN cell and the position-wise feed-forward network ----------------------------------
+
+
+def _with_weights_of(mine: torch.nn.Module, reference: torch.nn.Module, names: tuple) -> None:
+    for name in names:
+        if not isinstance(getattr(mine, name, None), torch.nn.Linear):
+            raise Wrong(f"the module needs a linear layer `{name}`, as in the book.")
+    reference.load_state_dict(mine.state_dict(), strict=False)
+
+
+def check_rnn_cell(cls: type) -> Verdict:
+    """``cls(input_size, hidden_size)``: ``s = tanh(in_proj(x) + state_proj(s_prev))``."""
+
+    def probes() -> str:
+        D, H, B = 3, 5, 4
+        torch.manual_seed(0)
+        mine = cls(D, H).double()
+        reference = RNNCell(D, H).double()
+        _with_weights_of(mine, reference, ("in_proj", "state_proj"))
+        x, s = _random(B, D), _random(B, H, seed=1)
+        got = _tensor(mine(x, s), "the new state", (B, H))
+        if _close(got, reference(x, s)):
+            return "the state update s = tanh(in_proj(x) + state_proj(s_prev)) is right."
+        z = mine.in_proj(x) + mine.state_proj(s)
+        if _close(got, z):
+            raise Wrong("you left out the tanh: without it the state grows without bound.")
+        if _close(got, torch.tanh(mine.in_proj(x))):
+            raise Wrong("the previous state is not used: add state_proj(s_prev) before the tanh.")
+        if _close(got, torch.tanh(mine.state_proj(s))):
+            raise Wrong("the input is not used: add in_proj(x) before the tanh.")
+        raise Wrong(f"the new state differs from the reference (x {tuple(x.shape)}, "
+                    f"s_prev {tuple(s.shape)}).")  # fmt: skip
+
+    return _run("RNN cell", probes)
+
+
+def check_feed_forward(cls: type) -> Verdict:
+    """``cls(d_model, d_ff)``: ``linear2(relu(linear1(x)))``, the same at every position."""
+
+    def probes() -> str:
+        D, F, B, T = 8, 32, 2, 5
+        torch.manual_seed(0)
+        mine = cls(D, F).double().eval()
+        reference = PositionwiseFeedForward(D, F).double().eval()
+        _with_weights_of(mine, reference, ("linear1", "linear2"))
+        x = _random(B, T, D)
+        with torch.no_grad():
+            got = _tensor(mine(x), "the output", (B, T, D))
+            if _close(got, reference(x)):
+                return "linear1 -> ReLU -> linear2, position by position, is right."
+            alone = torch.cat([mine(x[:, t : t + 1]) for t in range(T)], dim=1)  # one at a time
+            if _close(alone, reference(x)):
+                raise Wrong(
+                    "a position's output depends on the other positions: the network must act "
+                    "on each position separately (the same weights at each)."
+                )
+            if _close(got, mine.linear2(mine.linear1(x))):
+                raise Wrong("there is no ReLU between the two layers: two linear maps in a row "
+                            "are one linear map.")  # fmt: skip
+            if _close(got, torch.relu(mine.linear2(mine.linear1(x)))):
+                raise Wrong("the ReLU comes after linear2; it belongs between the two layers.")
+        raise Wrong("the output differs from linear2(relu(linear1(x))).")
+
+    return _run("position-wise feed-forward network", probes)
