@@ -445,3 +445,51 @@ def test_feed_forward_accepts_correct_implementations(cls, capsys):
 def test_feed_forward_names_the_mistake(body, diagnosis, capsys):
     verdict = verdict_of(check.check_feed_forward, ffn_with(body), capsys)
     assert not verdict.ok and diagnosis in verdict.message, verdict.message
+
+
+# --- additive attention ---------------------------------------------------------------------------
+
+from transformer_tutorial.attention import AdditiveAttention  # noqa: E402
+
+
+def additive_with(score):
+    class Additive(AdditiveAttention):
+        def forward(self, queries, keys, values, mask=None, projected_keys=None):
+            pre = self.W_q(queries).unsqueeze(-2) + self.W_k(keys).unsqueeze(-3)
+            weights = score(self, pre, mask)
+            return weights @ values, weights
+
+    return Additive
+
+
+def RIGHT_ADDITIVE(m, pre, mask):  # noqa: N802 (a constant-like name for the right rule)
+    return masked_softmax(m.w_v(torch.tanh(pre)).squeeze(-1), mask)
+
+
+@pytest.mark.parametrize(
+    "cls", [AdditiveAttention, additive_with(RIGHT_ADDITIVE)], ids=["package", "by-hand"]
+)
+def test_additive_attention_accepts_correct_implementations(cls, capsys):
+    assert verdict_of(check.check_additive_attention, cls, capsys).ok
+
+
+@pytest.mark.parametrize(
+    ("score", "diagnosis"),
+    [
+        (lambda m, pre, mask: masked_softmax(m.w_v(pre).squeeze(-1), mask), "no tanh"),
+        (
+            lambda m, pre, mask: masked_softmax(
+                m.w_v(torch.tanh(pre)).squeeze(-1), None if mask is None else ~mask
+            ),
+            "mask polarity",
+        ),  # fmt: skip
+        (
+            lambda m, pre, mask: torch.softmax(m.w_v(torch.tanh(pre)).squeeze(-1), dim=-2),
+            "wrong axis",
+        ),  # fmt: skip
+    ],
+    ids=["no-tanh", "mask-flipped", "wrong-axis"],
+)
+def test_additive_attention_names_the_mistake(score, diagnosis, capsys):
+    verdict = verdict_of(check.check_additive_attention, additive_with(score), capsys)
+    assert not verdict.ok and diagnosis in verdict.message, verdict.message

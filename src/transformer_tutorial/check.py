@@ -27,7 +27,10 @@ Blocks covered so far, each with the signature the book uses:
 * ``check_rnn_cell(cls)`` -- ``cls(input_size, hidden_size)`` with ``in_proj`` (with the bias)
   and ``state_proj`` (no bias), called as ``cell(x, s_prev) -> s`` (chapter 2);
 * ``check_feed_forward(cls)`` -- ``cls(d_model, d_ff)`` with ``linear1`` (D -> d_ff) and
-  ``linear2`` (d_ff -> D), called on ``(B, T, D)`` (chapter 11).
+  ``linear2`` (d_ff -> D), called on ``(B, T, D)`` (chapter 11);
+* ``check_additive_attention(cls)`` -- ``cls(query_dim, key_dim, hidden_dim)`` with ``W_q``,
+  ``W_k`` (no bias) and ``w_v`` (hidden -> 1), called as ``m(queries, keys, values, mask=None)
+  -> (out, weights)`` (chapter 6).
 
 Every check returns a ``Verdict`` (``ok``, ``block``, ``message``) as well as printing it.
 """
@@ -41,7 +44,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from .attention import attention, masked_softmax
+from .attention import AdditiveAttention, attention, masked_softmax
 from .feedforward import PositionwiseFeedForward
 from .lstm import LSTMCell
 from .masks import causal_mask
@@ -469,3 +472,42 @@ def check_feed_forward(cls: type) -> Verdict:
         raise Wrong("the output differs from linear2(relu(linear1(x))).")
 
     return _run("position-wise feed-forward network", probes)
+
+
+# --- additive attention ---------------------------------------------------------------------------
+
+
+def check_additive_attention(cls: type) -> Verdict:
+    """``cls(query_dim, key_dim, hidden_dim)``: score = ``w_v . tanh(W_q q + W_k k)``, then the
+    masked softmax over the keys and the weighted sum of the values."""
+
+    def probes() -> str:
+        Dq, Dk, Hd, Dv, B, Tq, Tk = 3, 4, 6, 5, 2, 2, 4
+        torch.manual_seed(0)
+        mine = cls(Dq, Dk, Hd).double().eval()
+        reference = AdditiveAttention(Dq, Dk, Hd).double().eval()
+        _with_weights_of(mine, reference, ("W_q", "W_k", "w_v"))
+        q, k, v = _random(B, Tq, Dq), _random(B, Tk, Dk, seed=1), _random(B, Tk, Dv, seed=2)
+        mask = torch.ones(B, 1, Tk, dtype=torch.bool)
+        mask[1, :, 2:] = False
+        with torch.no_grad():
+            for m in (None, mask):
+                result = mine(q, k, v, mask=m)
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise Wrong("return a pair (out, weights), as the book's module does.")
+                out = _tensor(result[0], "out", (B, Tq, Dv))
+                weights = _tensor(result[1], "weights", (B, Tq, Tk))
+                want_out, want_w = reference(q, k, v, mask=m)
+                if _close(out, want_out) and _close(weights, want_w):
+                    continue
+                pre = mine.W_q(q).unsqueeze(-2) + mine.W_k(k).unsqueeze(-3)  # (B, Tq, Tk, Hd)
+                if _close(weights, masked_softmax(mine.w_v(pre).squeeze(-1), m)):
+                    raise Wrong("there is no tanh between the sum W_q q + W_k k and w_v: without "
+                                "it the score is linear in q and k.")  # fmt: skip
+                if _close(weights, want_w):
+                    raise Wrong("the weights are right but out is not: out = weights @ values.")
+                scores = mine.w_v(torch.tanh(pre)).squeeze(-1)
+                raise Wrong(_softmax_diagnosis(weights, scores, m))
+        return "scores, masked weights and the weighted sum of the values are right."
+
+    return _run("additive attention", probes)
