@@ -493,3 +493,53 @@ def test_additive_attention_accepts_correct_implementations(cls, capsys):
 def test_additive_attention_names_the_mistake(score, diagnosis, capsys):
     verdict = verdict_of(check.check_additive_attention, additive_with(score), capsys)
     assert not verdict.ok and diagnosis in verdict.message, verdict.message
+
+
+# --- the label-smoothed loss -----------------------------------------------------------------------
+
+from transformer_tutorial.sequences import PAD_ID  # noqa: E402
+from transformer_tutorial.training import LabelSmoothingLoss  # noqa: E402
+
+
+def loss_with(fn):
+    class Loss(torch.nn.Module):
+        def __init__(self, smoothing):
+            super().__init__()
+            self.smoothing = smoothing
+
+        def forward(self, logits, target):
+            return fn(self.smoothing, logits, target)
+
+    return Loss
+
+
+def torch_loss(eps, logits, target):
+    ce = torch.nn.CrossEntropyLoss(label_smoothing=eps, ignore_index=PAD_ID)
+    return ce(logits.flatten(0, 1), target.flatten())
+
+
+def per_token(eps, logits, target):
+    log_p = torch.log_softmax(logits, -1)
+    return -(1 - eps) * log_p.gather(-1, target[..., None]).squeeze(-1) - eps * log_p.mean(-1)
+
+
+@pytest.mark.parametrize(
+    "cls", [LabelSmoothingLoss, loss_with(torch_loss)], ids=["package", "torch"]
+)
+def test_label_smoothing_accepts_correct_implementations(cls, capsys):
+    assert verdict_of(check.check_label_smoothing, cls, capsys).ok
+
+
+@pytest.mark.parametrize(
+    ("fn", "diagnosis"),
+    [
+        (lambda eps, x, y: per_token(eps, x, y).mean(), "padding positions count"),
+        (lambda eps, x, y: torch_loss(0.0, x, y), "no smoothing"),
+        (lambda eps, x, y: per_token(eps, x, y)[y != PAD_ID].sum() / y.shape[0], "sentences"),
+        (lambda eps, x, y: per_token(eps, x, y)[y != PAD_ID].mean().expand(1), "one number"),
+    ],
+    ids=["pad-in-mean", "no-smoothing", "per-sentence", "not-a-scalar"],
+)
+def test_label_smoothing_names_the_mistake(fn, diagnosis, capsys):
+    verdict = verdict_of(check.check_label_smoothing, loss_with(fn), capsys)
+    assert not verdict.ok and diagnosis in verdict.message, verdict.message

@@ -30,7 +30,11 @@ Blocks covered so far, each with the signature the book uses:
   ``linear2`` (d_ff -> D), called on ``(B, T, D)`` (chapter 11);
 * ``check_additive_attention(cls)`` -- ``cls(query_dim, key_dim, hidden_dim)`` with ``W_q``,
   ``W_k`` (no bias) and ``w_v`` (hidden -> 1), called as ``m(queries, keys, values, mask=None)
-  -> (out, weights)`` (chapter 6).
+  -> (out, weights)`` (chapter 6);
+* ``check_label_smoothing(cls)`` -- ``cls(smoothing)``, called as ``loss(logits, target)`` with
+  logits ``(B, T, V)`` and targets ``(B, T)`` padded with ``PAD_ID``: the mean over the real
+  target tokens of the cross-entropy against ``(1 - ε)`` on the right token plus ``ε / V`` on
+  every token, as ``nn.CrossEntropyLoss(label_smoothing=ε)`` computes it (chapter 14).
 
 Every check returns a ``Verdict`` (``ok``, ``block``, ``message``) as well as printing it.
 """
@@ -51,6 +55,8 @@ from .masks import causal_mask
 from .multihead import MultiHeadAttention
 from .positional import sinusoidal_encoding
 from .rnn import RNNCell
+from .sequences import PAD_ID
+from .training import LabelSmoothingLoss
 
 POLARITY = "in this book a mask is True where a query *may attend*"
 
@@ -511,3 +517,55 @@ def check_additive_attention(cls: type) -> Verdict:
         return "scores, masked weights and the weighted sum of the values are right."
 
     return _run("additive attention", probes)
+
+
+# --- the label-smoothed loss ---------------------------------------------------------------------
+
+
+def check_label_smoothing(cls: type) -> Verdict:
+    """``cls(smoothing)``: label-smoothed cross-entropy, averaged over the non-padding targets."""
+
+    def probes() -> str:
+        B, T, V, eps = 3, 4, 7, 0.1
+        logits = _random(B, T, V)
+        target = torch.randint(1, V, (B, T), generator=torch.Generator().manual_seed(3))
+        target[0, 2:], target[2, 1:] = PAD_ID, PAD_ID  # padding of different lengths
+        mine = cls(eps)
+        got = mine(logits, target)
+        if not isinstance(got, Tensor) or got.dim() != 0:
+            raise Wrong("the loss should be one number (a 0-dimensional tensor), the mean.")
+        expected = LabelSmoothingLoss(eps)(logits, target)
+        if _close(got, expected, 1e-8):
+            x, y = logits.clone().requires_grad_(), logits.clone().requires_grad_()
+            mine(x, target).backward()
+            LabelSmoothingLoss(eps)(y, target).backward()
+            if not _close(x.grad, y.grad, 1e-8):
+                raise Wrong("the value is right but the gradients differ from the reference.")
+            if (x.grad[target == PAD_ID].abs() > 0).any():
+                raise Wrong("padding positions get a gradient: they must not count at all.")
+            return "smoothing, padding and the mean over real tokens are right."
+        log_p = torch.log_softmax(logits, -1)
+        per_token = -(1 - eps) * log_p.gather(-1, target[..., None]).squeeze(-1) - eps * log_p.mean(
+            -1
+        )
+        real = target != PAD_ID
+        if _close(got, per_token.mean(), 1e-8):
+            raise Wrong("padding positions count in the mean: average over the real targets only "
+                        f"({int(real.sum())} of {B * T} here).")  # fmt: skip
+        if _close(got, LabelSmoothingLoss(0.0)(logits, target), 1e-8):
+            raise Wrong(f"no smoothing: with ε = {eps} the right token's target is {1 - eps} and "
+                        f"every token gets ε / V = {eps / V:.4f} on top.")  # fmt: skip
+        if _close(got, per_token[real].sum() / B, 1e-8):
+            raise Wrong("you divide by the number of sentences; divide by the number of real "
+                        "target tokens.")  # fmt: skip
+        off_true = -(1 - eps) * log_p.gather(-1, target[..., None]).squeeze(-1)
+        off_true = off_true - eps / (V - 1) * (
+            log_p.sum(-1) - log_p.gather(-1, target[..., None]).squeeze(-1)
+        )
+        if _close(got, off_true[real].mean(), 1e-8):
+            raise Wrong("ε is spread over the V - 1 wrong tokens; this book (like PyTorch's "
+                        "label_smoothing) spreads ε / V over all V tokens.")  # fmt: skip
+        raise Wrong(f"the loss is {got.item():.6f}, expected {expected.item():.6f} "
+                    f"(logits {tuple(logits.shape)}, targets {tuple(target.shape)}).")  # fmt: skip
+
+    return _run("label-smoothed loss", probes)
