@@ -495,7 +495,7 @@ def test_additive_attention_names_the_mistake(score, diagnosis, capsys):
     assert not verdict.ok and diagnosis in verdict.message, verdict.message
 
 
-# --- the label-smoothed loss -----------------------------------------------------------------------
+# --- the label-smoothed loss ---------------------------------------------------------------------
 
 from transformer_tutorial.sequences import PAD_ID  # noqa: E402
 from transformer_tutorial.training import LabelSmoothingLoss  # noqa: E402
@@ -523,6 +523,14 @@ def per_token(eps, logits, target):
     return -(1 - eps) * log_p.gather(-1, target[..., None]).squeeze(-1) - eps * log_p.mean(-1)
 
 
+def spread_over_wrong_tokens(eps, logits, target):
+    """The other convention: (1 - eps) on the right token, eps / (V - 1) on each wrong one."""
+    log_p = torch.log_softmax(logits, -1)
+    right = log_p.gather(-1, target[..., None]).squeeze(-1)
+    loss = -(1 - eps) * right - eps / (logits.shape[-1] - 1) * (log_p.sum(-1) - right)
+    return loss[target != PAD_ID].mean()
+
+
 @pytest.mark.parametrize(
     "cls", [LabelSmoothingLoss, loss_with(torch_loss)], ids=["package", "torch"]
 )
@@ -537,8 +545,9 @@ def test_label_smoothing_accepts_correct_implementations(cls, capsys):
         (lambda eps, x, y: torch_loss(0.0, x, y), "no smoothing"),
         (lambda eps, x, y: per_token(eps, x, y)[y != PAD_ID].sum() / y.shape[0], "sentences"),
         (lambda eps, x, y: per_token(eps, x, y)[y != PAD_ID].mean().expand(1), "one number"),
+        (lambda eps, x, y: spread_over_wrong_tokens(eps, x, y), "V - 1 wrong tokens"),
     ],
-    ids=["pad-in-mean", "no-smoothing", "per-sentence", "not-a-scalar"],
+    ids=["pad-in-mean", "no-smoothing", "per-sentence", "not-a-scalar", "eps-over-V-1"],
 )
 def test_label_smoothing_names_the_mistake(fn, diagnosis, capsys):
     verdict = verdict_of(check.check_label_smoothing, loss_with(fn), capsys)
