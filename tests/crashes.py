@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Callable
 from pathlib import Path
 
 from transformer_tutorial import training
@@ -20,19 +21,24 @@ def _die() -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-def kill_before_step(step: int) -> None:
-    """Die when training update number ``step`` (counted in this process) is about to start:
-    everything after update ``step - 1`` (its checkpoint, the validation of a finished pass) is
-    done, nothing of update ``step``."""
+def before_step(step: int, act: Callable[[], None]) -> None:
+    """Call ``act`` when training update number ``step`` (counted in this process) is about to
+    start: everything after update ``step - 1`` (its checkpoint, the validation of a finished
+    pass) is done, nothing of update ``step``."""
     original, calls = training.train_step, [0]
 
     def train_step(*args, **kwargs):
         calls[0] += 1
         if calls[0] == step:
-            _die()
+            act()
         return original(*args, **kwargs)
 
     training.train_step = train_step  # the loop looks the name up in its module at every step
+
+
+def kill_before_step(step: int) -> None:
+    """Die (SIGKILL) when update ``step`` is about to start."""
+    before_step(step, _die)
 
 
 def kill_while_saving(step: int) -> None:
@@ -51,15 +57,7 @@ def kill_while_saving(step: int) -> None:
 def signal_before_step(step: int, signum: int) -> None:
     """Send this process ``signum`` (SIGTERM, SIGINT) when update ``step`` is about to start, as
     a scheduler or a user would, and let the process handle it."""
-    original, calls = training.train_step, [0]
-
-    def train_step(*args, **kwargs):
-        calls[0] += 1
-        if calls[0] == step:
-            os.kill(os.getpid(), signum)
-        return original(*args, **kwargs)
-
-    training.train_step = train_step
+    before_step(step, lambda: os.kill(os.getpid(), signum))
 
 
 def kill_during_evaluation() -> None:

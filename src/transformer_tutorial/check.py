@@ -297,6 +297,13 @@ def check_layer_norm(fn: Callable[[Tensor], Tensor], eps: float = 1e-5) -> Verdi
 # --- multi-head attention ---------------------------------------------------------------------
 
 
+def _with_weights_of(mine: torch.nn.Module, reference: torch.nn.Module, names: tuple) -> None:
+    for name in names:
+        if not isinstance(getattr(mine, name, None), torch.nn.Linear):
+            raise Wrong(f"the module needs a linear layer `{name}`, as in the book.")
+    reference.load_state_dict(mine.state_dict(), strict=False)
+
+
 def _multihead_variant(m, H, q, k, v, mask, scale=None, reverse_heads=False, split_dh_first=False):
     """Our multi-head attention with the reader's projections, or one typical mistake of it."""
     B, Tq, D = q.shape
@@ -325,11 +332,8 @@ def check_multihead(cls: type) -> Verdict:
         D, H, B, Tq, Tk = 16, 4, 2, 3, 5
         torch.manual_seed(0)
         mine = cls(D, H).double()
-        for name in ("q_proj", "k_proj", "v_proj", "out_proj"):
-            if not isinstance(getattr(mine, name, None), torch.nn.Linear):
-                raise Wrong(f"the module needs a linear layer `{name}` (D -> D), as in chapter 9.")
         reference = MultiHeadAttention(D, H).double()
-        reference.load_state_dict(mine.state_dict(), strict=False)
+        _with_weights_of(mine, reference, ("q_proj", "k_proj", "v_proj", "out_proj"))
         q, k, v = _random(B, Tq, D), _random(B, Tk, D, seed=1), _random(B, Tk, D, seed=2)
         mask = torch.ones(B, 1, 1, Tk, dtype=torch.bool)
         mask[1, ..., 3:] = False  # two padding keys in sequence 1
@@ -375,11 +379,8 @@ def check_lstm_cell(cls: type) -> Verdict:
         D, H, B = 3, 5, 4
         torch.manual_seed(0)
         mine = cls(D, H).double()
-        for name in ("in_proj", "state_proj"):
-            if not isinstance(getattr(mine, name, None), torch.nn.Linear):
-                raise Wrong(f"the cell needs a linear layer `{name}` (to 4 * hidden_size).")
         reference = LSTMCell(D, H).double()
-        reference.load_state_dict(mine.state_dict(), strict=False)
+        _with_weights_of(mine, reference, ("in_proj", "state_proj"))
         x, h, c = _random(B, D), _random(B, H, seed=1), _random(B, H, seed=2)
         got = mine(x, (h, c))
         if not (isinstance(got, tuple) and len(got) == 2):
@@ -415,13 +416,6 @@ def check_lstm_cell(cls: type) -> Verdict:
 
 
 # --- the RNN cell and the position-wise feed-forward network ----------------------------------
-
-
-def _with_weights_of(mine: torch.nn.Module, reference: torch.nn.Module, names: tuple) -> None:
-    for name in names:
-        if not isinstance(getattr(mine, name, None), torch.nn.Linear):
-            raise Wrong(f"the module needs a linear layer `{name}`, as in the book.")
-    reference.load_state_dict(mine.state_dict(), strict=False)
 
 
 def check_rnn_cell(cls: type) -> Verdict:

@@ -27,6 +27,7 @@ from ..tokens import encode
 from ..training import LoopPosition
 from ..transformer import Transformer, count_parameters
 from .checkpoint import write_text_atomic
+from .options import jsonable
 from .runenv import Runtime, git_commit, hardware
 
 
@@ -89,7 +90,7 @@ def report(
         "torch_version": torch.__version__,
         "precision": str(rt.amp_dtype or "fp32"),
         "config": dataclasses.asdict(model.config),
-        "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+        "args": jsonable(args),
         "resumed": bool(args.resume),
         "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }

@@ -25,7 +25,7 @@ import sys
 
 import torch
 
-from ..decoding import translate
+from ..decoding import output_limit, translate
 from ..tokens import encode
 from .checkpoint import CheckpointError, load_checkpoint
 from .runenv import pick_device
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         limit = config.max_len - 1  # one position is kept for EOS
         lengths = {}
         for i, ids in zip(todo, encode(tokenizer, [stripped[i] for i in todo]), strict=True):
-            lengths[i] = min(len(ids), limit) + 1
+            lengths[i] = min(len(ids), limit) + 1  # with EOS, as the decoder reads it
             if len(ids) > limit:
                 print(
                     f"warning: line {i + 1} has {len(ids)} tokens; the model reads at most "
@@ -108,7 +108,10 @@ def main(argv: list[str] | None = None) -> int:
                 )
         outputs = {}
         with torch.inference_mode():
-            for group in token_bounded_groups(lengths, args):
+            limits = output_limit(model, _stand_ins(lengths, config.pad_id), None).tolist()
+            limits = limits if lengths else []
+            positions = {i: n + m for (i, n), m in zip(lengths.items(), limits, strict=True)}
+            for group in token_bounded_groups(positions, args):
                 texts = [stripped[i] for i in group]
                 options = {"beam_size": args.beam_size, "length_penalty": args.length_penalty}
                 translations = translate(model, tokenizer, texts, batch_size=len(group), **options)
@@ -130,13 +133,20 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def token_bounded_groups(lengths: dict[int, int], args: argparse.Namespace) -> list[list[int]]:
+def _stand_ins(lengths: dict[int, int], pad_id: int) -> torch.Tensor:
+    """A padded batch with each line's length (its ids do not matter to the output limit)."""
+    width = max(lengths.values(), default=1)
+    rows = [[pad_id + 1] * n + [pad_id] * (width - n) for n in lengths.values()]
+    return torch.tensor(rows or [[pad_id + 1]])  # (lines, width); one stand-in when empty
+
+
+def token_bounded_groups(positions: dict[int, int], args: argparse.Namespace) -> list[list[int]]:
     """The lines (by index) in batches of similar length, each within ``--batch-size`` sentences
     and ``--max-tokens`` positions (beam x (source + output limit)); a line's translation does
     not depend on its batch, so this changes memory and speed, not the output."""
     groups, group, work = [], [], 0
-    for i in sorted(lengths, key=lengths.__getitem__):
-        cost = args.beam_size * (2 * lengths[i] + 50)  # source + its output limit, per beam
+    for i in sorted(positions, key=positions.__getitem__):
+        cost = args.beam_size * positions[i]  # source + its output limit, per beam
         if cost > args.max_tokens:
             raise ValueError(
                 f"line {i + 1} alone needs {cost:,} positions with --beam-size {args.beam_size}, "
