@@ -125,13 +125,24 @@ class Validate(Callback):
         return evaluate_loss(self.model, batches, LabelSmoothingLoss(0.0))
 
     def on_epoch_end(self, position: LoopPosition) -> None:
+        self.measure(position.step, position.epoch - 1)
+
+    def at_end(self, position: LoopPosition, epochs: float) -> None:
+        """Measure the final model too, unless the last pass ended at this very step (a run
+        stopped by its time or step budget ends within a pass; ``epochs`` is then fractional)."""
+        done = [r["step"] for r in self.metrics.read() if r["kind"] == "val"]
+        if not done or done[-1] != position.step:
+            self.measure(position.step, round(epochs, 2))
+        self.rt.barrier()
+
+    def measure(self, step: int, epoch: float) -> None:
         if self.rt.is_main:
-            record = {"kind": "val", "step": position.step, "epoch": position.epoch - 1}
-            record["val_loss"] = self.loss()
+            elapsed = time.perf_counter() - self.start  # when training stopped for this
+            record = {"kind": "val", "step": step, "epoch": epoch, "val_loss": self.loss()}
             with self.rt.autocast():
                 hyps = translate(self.model, self.tokenizer, [s for s, _ in self.pairs])
             record["val_bleu"] = score(self.pair, hyps, [t for _, t in self.pairs])[0].score
-            self.metrics.write(record | {"elapsed_s": time.perf_counter() - self.start})
+            self.metrics.write(record | {"elapsed_s": elapsed})
         self.rt.barrier()
 
 

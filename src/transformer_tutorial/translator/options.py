@@ -9,19 +9,22 @@ from pathlib import Path
 from typing import Any
 
 from ..data import PAIRS
+from .schedule import SCHEDULES
 
 # Presets: a model and a schedule. Every value can be overridden by its own flag.
 PRESETS: dict[str, dict[str, Any]] = {
     # A CPU run of minutes: chapter 14's model and schedule, for 3 epochs.
     "tiny": {"vocab_size": 4000, "d_model": 128, "layers": 2, "heads": 4, "d_ff": 512,
              "dropout": 0.1, "norm_first": True, "max_tokens": 2000, "warmup": 100,
-             "lr_factor": 0.5, "label_smoothing": 0.1, "epochs": 3},
+             "lr_factor": 0.5, "lr_schedule": "inverse-sqrt", "label_smoothing": 0.1,
+             "epochs": 3},
     # The paper's base model (N=6, d_model=512, d_ff=2048, h=8, post-norm) on one or more GPUs.
     # Multi30k is small (about 60 steps per epoch at this budget), so it gets stronger dropout
     # and a shorter warm-up than the paper's WMT settings; peak rate 7.8e-4 at step 800.
     "base": {"vocab_size": 8000, "d_model": 512, "layers": 6, "heads": 8, "d_ff": 2048,
              "dropout": 0.3, "norm_first": False, "max_tokens": 8000, "warmup": 800,
-             "lr_factor": 0.5, "label_smoothing": 0.1, "epochs": 40},
+             "lr_factor": 0.5, "lr_schedule": "inverse-sqrt", "label_smoothing": 0.1,
+             "epochs": 40},
 }  # fmt: skip
 MAX_LEN = 256  # position-table rows; longer sentences are cut (Multi30k's longest is far shorter)
 PROG = "python -m transformer_tutorial.train"
@@ -85,6 +88,12 @@ def add_model_options(group: argparse._ArgumentGroup) -> None:
     ):
         group.add_argument(f"--{name}", type=kind)
     group.add_argument(
+        "--lr-schedule",
+        choices=SCHEDULES,
+        help="after the warm-up: inverse-sqrt = the paper's decay; linear = fall to zero when "
+        "the budget (--max-steps, --max-minutes or --epochs) is spent",
+    )
+    group.add_argument(
         "--norm-first",
         action=argparse.BooleanOptionalAction,
         help="pre-norm blocks (default: the preset's)",
@@ -132,7 +141,7 @@ def explicit_options(parser: argparse.ArgumentParser, argv: list[str] | None) ->
 # (the rest -- budget, device, evaluation and output -- may change from one resume to the next).
 FIXED_ON_RESUME = (
     "preset", "pair", "seed", "vocab_size", "d_model", "layers", "heads", "d_ff", "dropout",
-    "max_tokens", "warmup", "lr_factor", "label_smoothing", "norm_first", "clip_norm",
+    "max_tokens", "warmup", "lr_factor", "lr_schedule", "label_smoothing", "norm_first", "clip_norm",
     "train_sentences",
 )  # fmt: skip
 

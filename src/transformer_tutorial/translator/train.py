@@ -42,7 +42,6 @@ from ..training import (
     LabelSmoothingLoss,
     LoopPosition,
     make_optimizer,
-    noam_scheduler,
     token_budget_batches,
     train_loop,
 )
@@ -60,6 +59,7 @@ from .checkpoint import (
 from .options import MAX_LEN, build_parser, explicit_options, jsonable, resolve_args
 from .report import RunSummary, report
 from .runenv import Runtime, setup_runtime
+from .schedule import BudgetProgress, make_scheduler
 
 # --- the run, step by step ------------------------------------------------------------------
 
@@ -75,9 +75,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         tokenizer = load_or_train_tokenizer(args, rt, pair, pairs["train"], resume_from)
         train_ids = encode_pairs(tokenizer, pairs["train"], max_len=MAX_LEN)
         val_ids = encode_pairs(tokenizer, pairs["val"], max_len=MAX_LEN)
-        t = Training.build(args, rt, build_config(args, tokenizer.get_vocab_size()))
+        progress = BudgetProgress(
+            args.max_steps,
+            args.max_minutes,
+            None if args.epochs is None else epoch_steps(args, train_ids, rt.world_size),
+            start,
+        )
+        t = Training.build(args, rt, build_config(args, tokenizer.get_vocab_size()), progress)
         if resume_from is not None:
             start -= t.restore(resume_from)  # times count on from the interrupted run's
+            progress.start = start
         if rt.is_main:
             write_text_atomic(args.run_dir / "args.json", json.dumps(jsonable(args), indent=2))
         metrics = MetricsLog(args.run_dir / "metrics.jsonl", rt.is_main, resume_from)
@@ -103,11 +110,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         announce(rt, t.model, len(train_ids))
         t.loop(train_ids, callbacks)
         save.save_unless_saved(t.position)
+        batches = epoch_batches(args, train_ids, t.position.epoch, rt.world_size)
+        epochs = t.position.epoch + t.position.batch_in_epoch / max(batches, 1)
+        validate.at_end(t.position, epochs)
         results = {}
         if rt.is_main:
-            batches = epoch_batches(args, train_ids, t.position.epoch, rt.world_size)
             val_bleu = [r["val_bleu"] for r in metrics.read() if r["kind"] == "val"]
-            epochs = t.position.epoch + t.position.batch_in_epoch / max(batches, 1)
             summary = RunSummary(t.position, epochs, val_bleu, validate.loss(), start)
             results = report(args, rt, t.model, tokenizer, pair, pairs["test"], summary)
             metrics.write(
@@ -251,11 +259,17 @@ class Training:
     position: LoopPosition
 
     @classmethod
-    def build(cls, args: argparse.Namespace, rt: Runtime, config: TransformerConfig) -> Training:
+    def build(
+        cls,
+        args: argparse.Namespace,
+        rt: Runtime,
+        config: TransformerConfig,
+        progress: BudgetProgress | None = None,
+    ) -> Training:
         torch.manual_seed(args.seed)
         model = Transformer(config).to(rt.device)
         optimizer = make_optimizer(model, lr=args.lr_factor)
-        scheduler = noam_scheduler(optimizer, d_model=args.d_model, warmup=args.warmup)
+        scheduler = make_scheduler(args.lr_schedule, optimizer, args.d_model, args.warmup, progress)
         scaler = torch.amp.GradScaler("cuda") if rt.amp_dtype == torch.float16 else None
         return cls(args, rt, model, optimizer, scheduler, scaler, LoopPosition())
 
@@ -315,6 +329,11 @@ def epoch_batches(args: argparse.Namespace, train_ids: list, epoch: int, world_s
     """How many batches the loop makes of pass ``epoch`` (to report fractional epochs)."""
     batches = token_budget_batches(train_ids, args.max_tokens, shuffle=True, seed=args.seed + epoch)
     return sum(len(b) >= world_size for b in batches)
+
+
+def epoch_steps(args: argparse.Namespace, train_ids: list, world_size: int) -> int:
+    """The steps that ``--epochs`` passes take (the linear schedule's step budget)."""
+    return sum(epoch_batches(args, train_ids, e, world_size) for e in range(args.epochs))
 
 
 def announce(rt: Runtime, model: Transformer, n_pairs: int) -> None:
