@@ -1,6 +1,7 @@
 """Decoding speed: the key/value cache against recomputing the whole prefix, greedy and beam.
 
     python benchmarks/decoding.py                          # CPU, output lengths 16 32 64
+    python benchmarks/decoding.py --batch 8 --lengths 50   # a small batch: weight-bound steps
     python benchmarks/decoding.py --device cuda --batch 64 --lengths 16 32 64 128 256
 
 Every run decodes exactly ``L`` tokens per sentence (``eos_id=None``: no sentence stops early),
@@ -39,7 +40,12 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--d-model", type=int, default=256, help="width D")
     parser.add_argument("--heads", type=int, default=8, help="attention heads H")
     parser.add_argument("--vocab", type=int, default=8000, help="vocabulary size V")
-    parser.add_argument("--batch", type=int, default=8, help="sentences decoded together B")
+    parser.add_argument(
+        "--batch",
+        type=int,
+        default=64,
+        help="sentences decoded together B (64: what the translate command decodes at once)",
+    )
     parser.add_argument("--src-len", type=int, default=20, help="source length S")
     parser.add_argument(
         "--lengths", type=int, nargs="+", default=[16, 32, 64], help="output lengths L"

@@ -204,10 +204,51 @@ def test_cached_decoding_equals_recomputing_the_prefix(norm_first, chunk):
         steps = [
             model.decode(tgt[:, t : t + chunk], memory, src, cache) for t in range(0, 6, chunk)
         ]
-    assert cache.length == 6
-    assert cache.layers[0].self_k.shape == (3, 4, 6, 4)  # (B, H, T, Dh)
+    assert cache.length == 6 and cache.layers[0].length == 6
+    assert cache.layers[0].self_k.shape == (3, 4, 64, 4)  # (B, H, capacity, Dh)
     assert cache.layers[0].cross_k.shape == (3, 4, 7, 4)  # (B, H, S, Dh)
     torch.testing.assert_close(torch.cat(steps, dim=1), full, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("capacity", [1, 2, 5])
+def test_a_full_cache_grows_and_keeps_what_it_held(capacity):
+    model = make_model().eval()
+    src, tgt = padded_batch()
+    with torch.no_grad():
+        full = model(src, tgt)
+        memory = model.encode(src)
+        cache = model.new_cache(capacity)
+        steps = [model.decode(tgt[:, t : t + 1], memory, src, cache) for t in range(6)]
+    assert cache.layers[0].self_k.shape[2] >= 6
+    torch.testing.assert_close(torch.cat(steps, dim=1), full, atol=1e-5, rtol=1e-5)
+
+
+def test_a_cached_step_writes_in_place():
+    model = make_model().eval()
+    src, tgt = padded_batch()
+    with torch.no_grad():
+        memory = model.encode(src)
+        cache = model.new_cache(8)
+        model.decode(tgt[:, :1], memory, src, cache)
+        buffers = [layer.self_k.data_ptr() for layer in cache.layers]
+        for t in range(1, 6):
+            model.decode(tgt[:, t : t + 1], memory, src, cache)
+    assert [layer.self_k.data_ptr() for layer in cache.layers] == buffers, "no copy per step"
+
+
+def test_padding_fed_to_a_cached_decoder_is_masked():
+    model = make_model().eval()
+    src, tgt = padded_batch()
+    tgt = tgt.clone()
+    tgt[0, 2] = PAD  # a padded position in the middle: later queries must not see it
+    with torch.no_grad():
+        full = model(src, tgt)
+        memory = model.encode(src)
+        cache = model.new_cache()
+        steps = [model.decode(tgt[:, t : t + 1], memory, src, cache) for t in range(6)]
+    assert cache.has_padding
+    real = tgt != PAD
+    torch.testing.assert_close(torch.cat(steps, dim=1)[real], full[real], atol=1e-5, rtol=1e-5)
 
 
 def test_last_only_projects_the_last_position():

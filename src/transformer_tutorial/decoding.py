@@ -61,10 +61,12 @@ def greedy_decode(
 ) -> Tensor | tuple[Tensor, Tensor]:
     """Greedy search: at every step append the single most probable next token.
 
-    All sentences of the batch are decoded together; a sentence that has
-    produced EOS, or reached its limit, gets padding from then on, and the
-    loop stops when every sentence has finished. Each sentence's output is
-    what it would be if it were decoded alone.
+    All sentences of the batch are decoded together. A sentence that has
+    produced EOS, or reached its limit, leaves the batch (its rows of the
+    memory and of the cache are dropped), so the work of a step is that of
+    the sentences still open; its output is padded after its end. The loop
+    stops when every sentence has finished. Each sentence's output is what it
+    would be if it were decoded alone.
 
     Args:
         model: a trained ``Transformer`` (switched to eval mode while decoding).
@@ -76,7 +78,7 @@ def greedy_decode(
             runs to its limit.
         use_cache: feed one new token per step and keep earlier keys/values in a ``KVCache``;
             ``False`` re-runs the decoder over the whole prefix at every step (same result).
-        return_logits: also return the logits of every step.
+        return_logits: also return the logits of every step (zero after a sentence's end).
 
     Shape:
         src ``(B, S)``; returns tokens ``(B, T')`` without BOS, EOS included,
@@ -86,30 +88,37 @@ def greedy_decode(
     limits = output_limit(model, src, max_len)  # (B,)
     was_training = model.training
     model.eval()
-    B = src.shape[0]
-    pad = torch.tensor([model.config.pad_id], device=src.device)
-    memory = model.encode(src)  # (B, S, D)
-    tokens = torch.full((B, 1), bos_id, dtype=torch.long, device=src.device)  # (B, 1)
-    finished = torch.zeros(B, dtype=torch.bool, device=src.device)  # (B,)
-    cache = model.new_cache() if use_cache else None
-    all_logits = []
-    for t in range(1, int(limits.max()) + 1):
-        fed = tokens[:, -1:] if use_cache else tokens  # (B, 1) or (B, t)
-        logits = model.decode(fed, memory, src, cache, last_only=True)[:, -1]  # (B, V)
+    B, steps, device = src.shape[0], int(limits.max()), src.device
+    pad = model.config.pad_id
+    pad_index = torch.tensor([pad], device=device)
+    out = torch.full((B, steps + 1), pad, dtype=torch.long, device=device)  # BOS, then output
+    out[:, 0] = bos_id
+    all_logits = [] if return_logits else None
+    open_ = torch.arange(B, device=device)  # (B_o,): the sentences still being decoded
+    memory = model.encode(src)  # (B, S, D), then (B_o, S, D)
+    cache = model.new_cache(steps) if use_cache else None
+    for t in range(1, steps + 1):
+        fed = out[open_, t - 1 : t] if use_cache else out[open_, :t]  # (B_o, 1) or (B_o, t)
+        logits = model.decode(fed, memory, src, cache, last_only=True)[:, -1]  # (B_o, V)
         # Padding is not a word: never a training target, and masked out as an input.
-        next_token = logits.index_fill(1, pad, float("-inf")).argmax(dim=-1)  # (B,)
-        next_token = next_token.masked_fill(finished, model.config.pad_id)  # (B,)
-        tokens = torch.cat([tokens, next_token[:, None]], dim=1)  # (B, t + 1)
-        all_logits.append(logits)
+        next_token = logits.index_fill(1, pad_index, float("-inf")).argmax(dim=-1)  # (B_o,)
+        out[open_, t] = next_token
+        if all_logits is not None:
+            all_logits.append(logits.new_zeros(B, logits.shape[-1]).index_copy(0, open_, logits))
+        done = t >= limits[open_]  # (B_o,): a sentence ends at its own limit ...
         if eos_id is not None:
-            finished |= next_token == eos_id
-        finished |= t >= limits  # (B,): a sentence ends at its own limit
-        if finished.all():
-            break
+            done |= next_token == eos_id  # ... or with EOS
+        if done.any():
+            keep = (~done).nonzero().squeeze(1)  # (B_o',): rows that go on
+            if len(keep) == 0:
+                break
+            open_, memory, src = open_[keep], memory[keep], src[keep]
+            if cache is not None:
+                cache.reorder(keep)
     model.train(was_training)
-    if return_logits:
-        return tokens[:, 1:], torch.stack(all_logits, dim=1)  # (B, T'), (B, T', V)
-    return tokens[:, 1:]  # (B, T')
+    if all_logits is not None:
+        return out[:, 1 : t + 1], torch.stack(all_logits, dim=1)  # (B, T'), (B, T', V)
+    return out[:, 1 : t + 1]  # (B, T')
 
 
 # %% ../../book/15_decoding.ipynb #7d1d9c0b
@@ -135,15 +144,15 @@ def beam_search(
 ) -> Tensor | tuple[Tensor, Tensor]:
     """Beam search: keep the ``beam_size`` best partial outputs of every sentence at each step.
 
-    Every sentence of the batch has ``K = beam_size`` hypotheses, stored as ``B * K`` rows of
-    one decoder batch. At each step every hypothesis is extended by every token, the ``K * V``
+    Every sentence of the batch has ``K = beam_size`` hypotheses, stored as ``K`` rows of one
+    decoder batch. At each step every hypothesis is extended by every token, the ``K * V``
     candidates of each sentence are ranked by ``log P / lp(length)``, and the best ``K`` survive
     (the key/value cache follows them with ``KVCache.reorder``). A hypothesis that has produced
     EOS is finished: it can only be extended by padding, at no cost and no change of length, so
-    it keeps competing with the open ones. At its limit (``output_limit``)
-    every hypothesis of a sentence is finished; the search stops when all
-    are, and each sentence returns its best hypothesis, the same as if it
-    were decoded alone.
+    it keeps competing with the open ones. At its limit (``output_limit``) every hypothesis of
+    a sentence is finished. A sentence whose hypotheses have all finished returns its best one
+    and leaves the batch; the search stops when none is left. Each sentence's output is the
+    same as if it were decoded alone.
 
     Args:
         model, src, max_len, bos_id, eos_id, use_cache: as for ``greedy_decode``.
@@ -163,52 +172,71 @@ def beam_search(
         )
     was_training = model.training
     model.eval()
-    B, K, device = src.shape[0], beam_size, src.device
-    src = src.repeat_interleave(K, dim=0)  # (B*K, S): K copies of each sentence, side by side
-    # encode once per sentence, then repeat for its K hypotheses
-    memory = model.encode(src[::K]).repeat_interleave(K, dim=0)  # (B*K, S, D)
-    tokens = torch.full((B * K, 1), bos_id, dtype=torch.long, device=device)  # (B*K, 1)
+    B, K, steps, device = src.shape[0], beam_size, int(limits.max()), src.device
+    out = torch.full((B, steps), pad, dtype=torch.long, device=device)  # each sentence's best
+    out_scores = torch.zeros(B, device=device)  # (B,)
+    open_ = torch.arange(B, device=device)  # (B_o,): the sentences still searched
+    # encode once per sentence, then repeat for its K hypotheses: row b*K + k is hypothesis k
+    memory = model.encode(src).repeat_interleave(K, dim=0)  # (B_o*K, S, D)
+    src = src.repeat_interleave(K, dim=0)  # (B_o*K, S)
+    tokens = torch.full((B * K, 1), bos_id, dtype=torch.long, device=device)  # (B_o*K, 1)
     # All K hypotheses start as the same BOS; only the first may grow at the first step,
     # otherwise the K beams would be K copies of one.
-    log_prob = torch.full((B, K), float("-inf"), device=device)  # (B, K)
+    log_prob = torch.full((B, K), float("-inf"), device=device)  # (B_o, K)
     log_prob[:, 0] = 0.0
-    finished = torch.zeros(B, K, dtype=torch.bool, device=device)  # (B, K)
-    lengths = torch.zeros(B, K, dtype=torch.long, device=device)  # (B, K): tokens incl. EOS
+    finished = torch.zeros(B, K, dtype=torch.bool, device=device)  # (B_o, K)
+    lengths = torch.zeros(B, K, dtype=torch.long, device=device)  # (B_o, K): tokens incl. EOS
     pad_index = torch.tensor([pad], device=device)
     # the next-token scores of a finished hypothesis: only padding, at no cost
     only_pad = torch.full((V,), float("-inf"), device=device)  # (V,)
     only_pad[pad] = 0.0
-    cache = model.new_cache() if use_cache else None
-    for t in range(1, int(limits.max()) + 1):
-        fed = tokens[:, -1:] if use_cache else tokens  # (B*K, 1) or (B*K, t)
-        logits = model.decode(fed, memory, src, cache, last_only=True)[:, -1]  # (B*K, V)
+    cache = model.new_cache(steps) if use_cache else None
+    for t in range(1, steps + 1):
+        n = len(open_)  # B_o
+        fed = tokens[:, -1:] if use_cache else tokens  # (B_o*K, 1) or (B_o*K, t)
+        logits = model.decode(fed, memory, src, cache, last_only=True)[:, -1]  # (B_o*K, V)
         # log P of each next token; padding is never generated (it is not a word).
-        step = logits.log_softmax(dim=-1).index_fill(1, pad_index, float("-inf"))  # (B*K, V)
-        step = step.view(B, K, V)  # (B, K, V)
-        step = torch.where(finished[..., None], only_pad, step)  # (B, K, V)
-        total = log_prob[..., None] + step  # (B, K, V): log P of every one-token extension
-        new_length = torch.where(finished, lengths, t)  # (B, K)
-        ranked = total / gnmt_length_penalty(new_length, length_penalty)[..., None]  # (B, K, V)
-        _, best = ranked.view(B, K * V).topk(K, dim=-1)  # (B, K): indices into K * V
-        beam, token = best // V, best % V  # (B, K) each: which hypothesis, which next token
-        log_prob = total.view(B, K * V).gather(1, best)  # (B, K)
-        lengths = new_length.gather(1, beam)  # (B, K)
-        finished = finished.gather(1, beam)  # (B, K)
+        step = logits.log_softmax(dim=-1).index_fill(1, pad_index, float("-inf"))  # (B_o*K, V)
+        step = step.view(n, K, V)  # (B_o, K, V)
+        step = torch.where(finished[..., None], only_pad, step)  # (B_o, K, V)
+        total = log_prob[..., None] + step  # (B_o, K, V): log P of every one-token extension
+        new_length = torch.where(finished, lengths, t)  # (B_o, K)
+        ranked = total / gnmt_length_penalty(new_length, length_penalty)[..., None]
+        _, best = ranked.view(n, K * V).topk(K, dim=-1)  # (B_o, K): indices into K * V
+        beam, token = best // V, best % V  # (B_o, K) each: which hypothesis, which next token
+        log_prob = total.view(n, K * V).gather(1, best)  # (B_o, K)
+        lengths = new_length.gather(1, beam)  # (B_o, K)
+        finished = finished.gather(1, beam)  # (B_o, K)
         if eos_id is not None:
             finished |= token == eos_id
-        finished |= (t >= limits)[:, None]  # (B, K): the sentence's limit
+        finished |= (t >= limits[open_])[:, None]  # (B_o, K): the sentence's limit
         # the decoder rows that continue: hypothesis `beam` of sentence b is row b*K + beam
-        rows = (torch.arange(B, device=device)[:, None] * K + beam).view(-1)  # (B*K,)
-        tokens = torch.cat([tokens[rows], token.view(B * K, 1)], dim=1)  # (B*K, t + 1)
+        rows = (torch.arange(n, device=device)[:, None] * K + beam).view(-1)  # (B_o*K,)
+        tokens = torch.cat([tokens[rows], token.view(n * K, 1)], dim=1)  # (B_o*K, t + 1)
         if cache is not None:
-            cache.reorder(rows)
-        if finished.all():
-            break
+            cache.reorder(rows, cross=False)  # rows move only among copies of one sentence
+        done = finished.all(dim=1)  # (B_o,): sentences whose every hypothesis has finished
+        if done.any():
+            scores = log_prob[done] / gnmt_length_penalty(lengths[done], length_penalty)
+            out_scores[open_[done]], best_beam = scores.max(dim=-1)  # (B_d,)
+            hyps = tokens.view(n, K, t + 1)[done]  # (B_d, K, t + 1)
+            out[open_[done], :t] = hyps[torch.arange(len(hyps), device=device), best_beam, 1:]
+            keep = (~done).nonzero().squeeze(1)  # (B_o',): sentences that go on
+            if len(keep) == 0:
+                break
+            keep_rows = (keep[:, None] * K + torch.arange(K, device=device)).view(-1)
+            open_, log_prob, lengths, finished = (
+                open_[keep],
+                log_prob[keep],
+                lengths[keep],
+                finished[keep],
+            )
+            tokens, memory, src = tokens[keep_rows], memory[keep_rows], src[keep_rows]
+            if cache is not None:
+                cache.reorder(keep_rows)
     model.train(was_training)
-    scores = log_prob / gnmt_length_penalty(lengths, length_penalty)  # (B, K)
-    best_scores, best_beam = scores.max(dim=-1)  # (B,)
-    out = tokens.view(B, K, -1)[torch.arange(B, device=device), best_beam, 1:]  # (B, T')
-    return (out, best_scores) if return_scores else out
+    out = out[:, :t]  # (B, T'): T' = the steps taken
+    return (out, out_scores) if return_scores else out
 
 
 # %% ../../book/15_decoding.ipynb #b68c6278

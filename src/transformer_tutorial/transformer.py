@@ -304,24 +304,52 @@ class EncoderLayer(nn.Module):
 class LayerCache:
     """What one decoder block remembers between decoding steps.
 
-    ``self_k``/``self_v`` grow by one position per step; ``cross_k``/``cross_v`` are the encoder
-    memory projected by this block's cross-attention, computed at the first step and reused.
+    ``self_k``/``self_v`` are buffers with room for more positions than are filled: a step
+    writes its new keys and values in place at ``length`` and attends to the first ``length``
+    positions, so nothing already cached is copied as the output grows (a full buffer is
+    replaced by one twice as long). ``cross_k``/``cross_v`` are the encoder memory projected by
+    this block's cross-attention, computed at the first step and reused.
     """
 
-    self_k: Tensor | None = (
-        None  # (B, H, T_past, Dh): self-attention keys of every earlier position
-    )
-    self_v: Tensor | None = None  # (B, H, T_past, Dh)
+    capacity: int = 64  # positions the first buffer holds
+    length: int = 0  # positions filled
+    self_k: Tensor | None = None  # (B, H, capacity, Dh): keys of positions 0 .. length - 1
+    self_v: Tensor | None = None  # (B, H, capacity, Dh)
     cross_k: Tensor | None = None  # (B, H, S, Dh): projected memory, fixed for the whole output
     cross_v: Tensor | None = None  # (B, H, S, Dh)
 
     def append_self(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
-        """Append the new positions' keys and values; return all keys and values so far."""
+        """Write the new positions' keys and values; return all keys and values so far.
+
+        Shape:
+            k, v ``(B, H, T, Dh)``; returns views ``(B, H, T_past + T, Dh)``.
+        """
+        start, end = self.length, self.length + k.shape[2]
+        if self.self_k is None or end > self.self_k.shape[2]:
+            self._grow(k, v, end)
+        self.self_k[:, :, start:end] = k
+        self.self_v[:, :, start:end] = v
+        self.length = end
+        return self.self_k[:, :, :end], self.self_v[:, :, :end]
+
+    def _grow(self, k: Tensor, v: Tensor, needed: int) -> None:
+        B, H, _, Dh = k.shape
+        old = 0 if self.self_k is None else self.self_k.shape[2]
+        size = max(needed, self.capacity, 2 * old)
+        new_k, new_v = k.new_empty(B, H, size, Dh), v.new_empty(B, H, size, Dh)
         if self.self_k is not None:
-            k = torch.cat([self.self_k, k], dim=2)  # (B, H, T_past + T, Dh)
-            v = torch.cat([self.self_v, v], dim=2)  # (B, H, T_past + T, Dh)
-        self.self_k, self.self_v = k, v
-        return k, v
+            new_k[:, :, : self.length] = self.self_k[:, :, : self.length]
+            new_v[:, :, : self.length] = self.self_v[:, :, : self.length]
+        self.self_k, self.self_v = new_k, new_v
+
+    def reorder(self, index: Tensor, cross: bool = True) -> None:
+        """Keep batch rows ``index``; see ``KVCache.reorder``."""
+        if self.self_k is not None:  # the whole buffer: one contiguous copy is the fastest
+            self.self_k = self.self_k.index_select(0, index)
+            self.self_v = self.self_v.index_select(0, index)
+        if cross and self.cross_k is not None:
+            self.cross_k = self.cross_k.index_select(0, index)
+            self.cross_v = self.cross_v.index_select(0, index)
 
 
 @dataclass
@@ -334,34 +362,36 @@ class KVCache:
     """
 
     layers: list[LayerCache]  # one per decoder block
-    tokens: Tensor | None = None  # (B, T_past): the target tokens fed so far (for the padding mask)
+    length: int = 0  # target positions cached (the position offset of the next token)
+    real: Tensor | None = None  # (B, length) bool: which fed tokens are not padding
+    has_padding: bool = False  # whether any fed token was padding (then masks are needed)
+    src_mask: Tensor | None = None  # (B, 1, 1, S): the source padding mask, built once
 
     @classmethod
-    def empty(cls, num_layers: int) -> "KVCache":
-        return cls(layers=[LayerCache() for _ in range(num_layers)])
+    def empty(cls, num_layers: int, capacity: int = 64) -> "KVCache":
+        return cls(layers=[LayerCache(capacity) for _ in range(num_layers)])
 
-    @property
-    def length(self) -> int:
-        """How many target positions are cached (the position offset of the next token)."""
-        return 0 if self.tokens is None else self.tokens.shape[1]
+    def append_tokens(self, tokens: Tensor, pad_id: int) -> Tensor | None:
+        """Remember which new target tokens are real; return the padding mask over every target
+        token so far, ``(B, 1, 1, length)``, or ``None`` while no padding was ever fed."""
+        real = tokens != pad_id  # (B, T)
+        self.real = real if self.real is None else torch.cat([self.real, real], dim=1)
+        self.length += tokens.shape[1]
+        self.has_padding = self.has_padding or not bool(real.all())
+        return self.real[:, None, None, :] if self.has_padding else None  # (B, 1, 1, length)
 
-    def append_tokens(self, tokens: Tensor) -> Tensor:
-        """Remember the new target tokens; return every target token so far, ``(B, T_past + T)``."""
-        if self.tokens is not None:
-            tokens = torch.cat([self.tokens, tokens], dim=1)  # (B, T_past + T)
-        self.tokens = tokens
-        return tokens
-
-    def reorder(self, index: Tensor) -> None:
-        """Keep batch rows ``index`` (in that order), in place; beam search uses it to follow
-        the surviving hypotheses. ``index`` is a 1-D long tensor of row numbers."""
-        if self.tokens is not None:
-            self.tokens = self.tokens.index_select(0, index)
+    def reorder(self, index: Tensor, cross: bool = True) -> None:
+        """Keep batch rows ``index`` (in that order), in place: beam search uses it to follow
+        the surviving hypotheses, and both searches to drop finished sentences. ``index`` is a
+        1-D long tensor of row numbers. ``cross=False`` leaves the projected memory as it is,
+        which is right when rows only move among copies of the same sentence (beam search's
+        hypotheses of one sentence share one memory)."""
+        if self.real is not None:
+            self.real = self.real.index_select(0, index)
+        if self.src_mask is not None:
+            self.src_mask = self.src_mask.index_select(0, index)
         for layer in self.layers:
-            for name in ("self_k", "self_v", "cross_k", "cross_v"):
-                t = getattr(layer, name)
-                if t is not None:
-                    setattr(layer, name, t.index_select(0, index))
+            layer.reorder(index, cross)
 
 
 # %% ../../book/13_transformer.ipynb #31e70068
@@ -599,9 +629,10 @@ class Transformer(nn.Module):
         if not self.config.tie_output:
             nn.init.normal_(self.output.weight, mean=0.0, std=self.config.d_model**-0.5)
 
-    def new_cache(self) -> KVCache:
-        """An empty key/value cache for incremental decoding with ``decode(..., cache=...)``."""
-        return KVCache.empty(len(self.decoder.layers))
+    def new_cache(self, capacity: int = 64) -> KVCache:
+        """An empty key/value cache for incremental decoding with ``decode(..., cache=...)``;
+        ``capacity``: the output length it makes room for at first (it grows if needed)."""
+        return KVCache.empty(len(self.decoder.layers), capacity)
 
     def encode(self, src: Tensor, weights: AttentionWeights | None = None) -> Tensor:
         """Read the source: token ids ``(B, S)`` -> memory ``(B, S, D)``."""
@@ -641,15 +672,20 @@ class Transformer(nn.Module):
         B, T = tgt.shape
         pad = self.config.pad_id
         x = self.dropout(self.tgt_positions(self.tgt_embed(tgt), offset=offset))  # (B, T, D)
-        src_mask = key_padding_mask(src, pad)  # (B, 1, 1, S)
         if cache is None:
+            src_mask = key_padding_mask(src, pad)  # (B, 1, 1, S)
             tgt_mask = decoder_self_mask(tgt, pad)  # (B, 1, T, T)
         else:
-            tokens = cache.append_tokens(tgt)  # (B, offset + T): every target token so far
+            if cache.src_mask is None:  # the first step: the source mask, once per output
+                cache.src_mask = key_padding_mask(src, pad)  # (B, 1, 1, S)
+            src_mask = cache.src_mask
+            padding = cache.append_tokens(tgt, pad)  # (B, 1, 1, L) or None, L = offset + T
             L = offset + T
-            # The last T rows of the full (L, L) causal mask, and padding over all L keys.
-            causal = causal_mask(L, device=tgt.device)[offset:]  # (T, L)
-            tgt_mask = causal & key_padding_mask(tokens, pad)  # (B, 1, T, L)
+            # The last T rows of the full (L, L) causal mask, and padding over all L keys. One
+            # new token may see every earlier one: without padding it needs no mask at all.
+            tgt_mask = None if T == 1 else causal_mask(L, device=tgt.device)[offset:]  # (T, L)
+            if padding is not None:
+                tgt_mask = padding if tgt_mask is None else tgt_mask & padding  # (B, 1, T, L)
         h = self.decoder(x, memory, tgt_mask, src_mask, cache, weights)  # (B, T, D)
         if last_only:
             h = h[:, -1:]  # (B, 1, D)
