@@ -13,6 +13,9 @@ from transformer_tutorial.attention import attention, masked_softmax
 from transformer_tutorial.masks import causal_mask
 from transformer_tutorial.positional import sinusoidal_encoding
 
+# Tiny tensors: one thread is as fast, and immune to a busy machine (see conftest.py).
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 
 def verdict_of(checker, fn, capsys):
     verdict = checker(fn)
@@ -551,4 +554,175 @@ def test_label_smoothing_accepts_correct_implementations(cls, capsys):
 )
 def test_label_smoothing_names_the_mistake(fn, diagnosis, capsys):
     verdict = verdict_of(check.check_label_smoothing, loss_with(fn), capsys)
+    assert not verdict.ok and diagnosis in verdict.message, verdict.message
+
+
+# --- encoder and decoder blocks -------------------------------------------------------------------
+
+from transformer_tutorial.transformer import DecoderLayer, EncoderLayer, residual  # noqa: E402
+
+
+def run_block(x, steps, norm_first):
+    """The sub-layers ``steps`` (function, LayerNorm) in order, each with its residual."""
+    for sublayer, norm in steps:
+        x = residual(x, sublayer, norm, torch.nn.Identity(), norm_first)
+    return x
+
+
+def encoder_sublayers(m, mask):
+    return [(self_attn(m.self_attn, mask), m.norm1), (m.feed_forward, m.norm2)]
+
+
+def self_attn(mha, mask):
+    return lambda h: mha(h, h, h, mask=mask)[0]
+
+
+class EncoderByHand(torch.nn.Module):
+    """Correct, written differently: heads one at a time, the two cases written out."""
+
+    def __init__(self, d_model, num_heads, d_ff, dropout=0.0, norm_first=False):
+        super().__init__()
+        self.self_attn = MultiHeadByLoop(d_model, num_heads)
+        self.feed_forward = PositionwiseFeedForward(d_model, d_ff)
+        self.norm1, self.norm2 = torch.nn.LayerNorm(d_model), torch.nn.LayerNorm(d_model)
+        self.norm_first = norm_first
+
+    def forward(self, x, src_mask):
+        if self.norm_first:
+            h = self.norm1(x)
+            x = x + self.self_attn(h, h, h, src_mask)
+            return x + self.feed_forward(self.norm2(x))
+        x = self.norm1(x + self.self_attn(x, x, x, src_mask))
+        return self.norm2(x + self.feed_forward(x))
+
+
+def encoder_with(body):
+    class Layer(EncoderLayer):
+        def forward(self, x, src_mask=None):
+            return body(self, x, src_mask)
+
+    return Layer
+
+
+@pytest.mark.parametrize("cls", [EncoderLayer, EncoderByHand], ids=["package", "by-hand"])
+def test_encoder_layer_accepts_correct_implementations(cls, capsys):
+    assert verdict_of(check.check_encoder_layer, cls, capsys).ok
+
+
+@pytest.mark.parametrize(
+    ("body", "diagnosis"),
+    [
+        (
+            lambda m, x, mask: m.norm2(m.feed_forward(m.norm1(m.self_attn(x, x, x, mask)[0]))),
+            "residual connection is missing",
+        ),
+        (
+            lambda m, x, mask: run_block(x, encoder_sublayers(m, mask), True),
+            "norm_first=False asks for post-norm",
+        ),
+        (
+            lambda m, x, mask: run_block(x, encoder_sublayers(m, mask), False),
+            "norm_first=True asks for pre-norm",
+        ),
+        (lambda m, x, mask: EncoderLayer.forward(m, x, None), "padding mask is not used"),
+        (lambda m, x, mask: EncoderLayer.forward(m, x, ~mask), "mask polarity"),
+        (
+            lambda m, x, mask: run_block(x, encoder_sublayers(m, mask)[::-1], m.norm_first),
+            "yours runs the feed-forward network, then self-attention",
+        ),
+    ],
+    ids=[
+        "no-residual",
+        "always-pre-norm",
+        "always-post-norm",
+        "mask-ignored",
+        "mask-flipped",
+        "ffn-first",
+    ],
+)
+def test_encoder_layer_names_the_mistake(body, diagnosis, capsys):
+    verdict = verdict_of(check.check_encoder_layer, encoder_with(body), capsys)
+    assert not verdict.ok and diagnosis in verdict.message, verdict.message
+
+
+class DecoderByHand(torch.nn.Module):
+    """Correct, written differently: heads one at a time, a loop over the three sub-layers."""
+
+    def __init__(self, d_model, num_heads, d_ff, dropout=0.0, norm_first=False):
+        super().__init__()
+        self.self_attn = MultiHeadByLoop(d_model, num_heads)
+        self.cross_attn = MultiHeadByLoop(d_model, num_heads)
+        self.feed_forward = PositionwiseFeedForward(d_model, d_ff)
+        self.norm1, self.norm2, self.norm3 = (torch.nn.LayerNorm(d_model) for _ in range(3))
+        self.norm_first = norm_first
+
+    def forward(self, x, memory, tgt_mask, src_mask):
+        sublayers = [
+            (lambda h: self.self_attn(h, h, h, tgt_mask), self.norm1),
+            (lambda h: self.cross_attn(h, memory, memory, src_mask), self.norm2),
+            (self.feed_forward, self.norm3),
+        ]
+        for sublayer, norm in sublayers:
+            x = x + sublayer(norm(x)) if self.norm_first else norm(x + sublayer(x))
+        return x
+
+
+def decoder_with(sublayers):
+    """The book's decoder block with the sub-layers ``sublayers(m, x, memory, masks)``."""
+
+    class Layer(DecoderLayer):
+        def forward(self, x, memory, tgt_mask=None, src_mask=None, cache=None, weights=None):
+            return run_block(x, sublayers(self, memory, tgt_mask, src_mask), self.norm_first)
+
+    return Layer
+
+
+def decoder_sublayers(m, memory, tgt_mask, src_mask):
+    cross = lambda h: m.cross_attn(h, memory, memory, mask=src_mask)[0]  # noqa: E731
+    return [
+        (self_attn(m.self_attn, tgt_mask), m.norm1),
+        (cross, m.norm2),
+        (m.feed_forward, m.norm3),
+    ]
+
+
+@pytest.mark.parametrize(
+    "cls", [DecoderLayer, DecoderByHand, decoder_with(decoder_sublayers)],
+    ids=["package", "by-hand", "steps"],
+)  # fmt: skip
+def test_decoder_layer_accepts_correct_implementations(cls, capsys):
+    assert verdict_of(check.check_decoder_layer, cls, capsys).ok
+
+
+@pytest.mark.parametrize(
+    ("sublayers", "diagnosis"),
+    [
+        (lambda m, mem, tgt, src: decoder_sublayers(m, mem, None, src), "sees the future"),
+        (
+            lambda m, mem, tgt, src: [
+                (self_attn(m.self_attn, tgt), m.norm1),
+                (self_attn(m.cross_attn, tgt), m.norm2),
+                (m.feed_forward, m.norm3),
+            ],
+            "keys and values from memory",
+        ),
+        (
+            lambda m, mem, tgt, src: [
+                (self_attn(m.self_attn, tgt), m.norm1),
+                (self_attn(m.cross_attn, src), m.norm2),
+                (m.feed_forward, m.norm3),
+            ],
+            "keys and values from memory",
+        ),
+        (lambda m, mem, tgt, src: decoder_sublayers(m, mem, tgt, None), "source padding mask"),
+        (
+            lambda m, mem, tgt, src: [decoder_sublayers(m, mem, tgt, src)[i] for i in (1, 0, 2)],
+            "yours runs cross-attention, then self-attention",
+        ),
+        (lambda m, mem, tgt, src: decoder_sublayers(m, mem, ~tgt, ~src), "mask polarity"),
+    ],
+    ids=["no-causal", "cross-on-self", "cross-on-self-src-mask", "src-padding", "order", "flip"],
+)
+def test_decoder_layer_names_the_mistake(sublayers, diagnosis, capsys):
+    verdict = verdict_of(check.check_decoder_layer, decoder_with(sublayers), capsys)
     assert not verdict.ok and diagnosis in verdict.message, verdict.message
