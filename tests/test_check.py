@@ -4,6 +4,7 @@ written differently, and rejects each typical mistake with the right diagnosis."
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import pytest
 import torch
@@ -725,4 +726,119 @@ def test_decoder_layer_accepts_correct_implementations(cls, capsys):
 )
 def test_decoder_layer_names_the_mistake(sublayers, diagnosis, capsys):
     verdict = verdict_of(check.check_decoder_layer, decoder_with(sublayers), capsys)
+    assert not verdict.ok and diagnosis in verdict.message, verdict.message
+
+
+# --- greedy search and beam search ------------------------------------------------------------
+
+from transformer_tutorial.decoding import beam_search, greedy_decode  # noqa: E402
+
+
+@torch.no_grad()
+def greedy_by_hand(model, src, max_len, bos_id, eos_id, mistake=None):
+    """Correct without ``mistake``, written differently: no cache, the whole prefix at every
+    step, finished sentences kept in the batch and fed PAD."""
+    model.eval()
+    memory = model.encode(src)
+    pad = model.config.pad_id
+    tokens = torch.full((src.shape[0], 1), bos_id)  # (B, 1)
+    done = torch.zeros(src.shape[0], dtype=torch.bool)
+    for _ in range(max_len + (mistake == "one-more") - (mistake == "one-less")):
+        logits = model.decode(tokens, memory, src)[:, -1]  # (B, V)
+        if mistake != "pad-as-word":
+            logits[:, pad] = -math.inf
+        step = logits.argmax(-1).masked_fill(done, pad)  # (B,)
+        tokens = torch.cat([tokens, step[:, None]], dim=1)
+        if mistake != "no-stop":
+            done |= step == eos_id
+        if done.all() or (mistake == "first-stop" and done.any()):
+            break
+    return tokens if mistake == "with-bos" else tokens[:, 1:]
+
+
+def greedy_with(mistake):
+    return lambda *args: greedy_by_hand(*args, mistake=mistake)
+
+
+@pytest.mark.parametrize("fn", [greedy_decode, greedy_with(None)], ids=["package", "by-hand"])
+def test_greedy_decode_accepts_correct_implementations(fn, capsys):
+    assert verdict_of(check.check_greedy_decode, fn, capsys).ok
+
+
+@pytest.mark.parametrize(
+    ("mistake", "diagnosis"),
+    [
+        ("with-bos", "starts with BOS"),
+        ("no-stop", "goes on after its EOS"),
+        ("pad-as-word", "padding is not a word"),
+        ("first-stop", "differently in the batch"),
+        ("one-more", "off by one"),
+        ("one-less", "off by one"),
+    ],
+)
+def test_greedy_decode_names_the_mistake(mistake, diagnosis, capsys):
+    verdict = verdict_of(check.check_greedy_decode, greedy_with(mistake), capsys)
+    assert not verdict.ok and diagnosis in verdict.message, verdict.message
+
+
+@torch.no_grad()
+def beam_by_hand(model, src, beam_size, max_len, *, bos_id, eos_id, length_penalty, mistake=None):
+    """Correct without ``mistake``, written differently: no cache, a (B, K, t) tensor of
+    hypotheses, finished ones extended by PAD at no cost."""
+    model.eval()
+    B, K, V, pad = src.shape[0], beam_size, model.config.tgt_vocab_size, model.config.pad_id
+    memory = model.encode(src).repeat_interleave(K, dim=0)  # (B*K, S, D)
+    src_k = src.repeat_interleave(K, dim=0)  # (B*K, S)
+    hyps = torch.full((B, K, 1), bos_id)  # (B, K, t)
+    score = torch.zeros(B, K)  # log P
+    if mistake != "copies":
+        score[:, 1:] = -math.inf
+    length = torch.zeros(B, K)
+    ended = torch.zeros(B, K, dtype=torch.bool)
+    alpha = 0.0 if mistake == "no-penalty" else length_penalty
+    for t in range(1, max_len + 1):
+        logits = model.decode(hyps.view(B * K, -1), memory, src_k)[:, -1]  # (B*K, V)
+        logp = logits.log_softmax(dim=0 if mistake == "softmax-over-batch" else -1).view(B, K, V)
+        logp[..., pad] = -math.inf
+        if mistake == "drop-finished":
+            logp[..., eos_id] = -math.inf
+        if mistake != "extend-finished":
+            logp[ended] = torch.where(torch.arange(V) == pad, 0.0, -math.inf)
+        new_len = torch.where(ended, length, torch.tensor(float(t)))  # (B, K)
+        total = score[..., None] + logp  # (B, K, V)
+        ranked = total / ((5 + new_len[..., None]) / 6) ** alpha
+        best = ranked.view(B, K * V).topk(K, dim=-1).indices  # (B, K)
+        beam, token = best // V, best % V
+        score = total.view(B, K * V).gather(1, best)
+        length = new_len.gather(1, beam)
+        ended = ended.gather(1, beam) | (token == eos_id)
+        hyps = torch.cat([hyps.gather(1, beam[..., None].expand_as(hyps)), token[..., None]], 2)
+        if ended.all():
+            break
+    final = score / ((5 + length) / 6) ** alpha  # (B, K)
+    pick = final.argmax(dim=1)  # (B,)
+    return hyps[torch.arange(B), pick, 1:]  # (B, t)
+
+
+def beam_with(mistake):
+    return partial(beam_by_hand, mistake=mistake)
+
+
+@pytest.mark.parametrize("fn", [beam_search, beam_with(None)], ids=["package", "by-hand"])
+def test_beam_search_accepts_correct_implementations(fn, capsys):
+    assert verdict_of(check.check_beam_search, fn, capsys).ok
+
+
+@pytest.mark.parametrize(
+    ("mistake", "diagnosis"),
+    [
+        ("copies", "copies of one hypothesis"),
+        ("no-penalty", "length penalty is not applied"),
+        ("extend-finished", "goes on after its EOS"),
+        ("drop-finished", "not be dropped"),
+        ("softmax-over-batch", "with beam_size = 1 beam search is greedy search"),
+    ],
+)
+def test_beam_search_names_the_mistake(mistake, diagnosis, capsys):
+    verdict = verdict_of(check.check_beam_search, beam_with(mistake), capsys)
     assert not verdict.ok and diagnosis in verdict.message, verdict.message

@@ -42,7 +42,13 @@ Blocks covered so far, each with the signature the book uses:
   True = a real token; checked post-norm and pre-norm (chapter 13);
 * ``check_decoder_layer(cls)`` -- the same arguments, with ``self_attn``, ``cross_attn``,
   ``feed_forward``, ``norm1``, ``norm2``, ``norm3``, called as ``layer(x, memory, tgt_mask,
-  src_mask) -> (B, T, D)``, ``tgt_mask`` ``(B, 1, T, T)`` causal and target padding (chapter 13).
+  src_mask) -> (B, T, D)``, ``tgt_mask`` ``(B, 1, T, T)`` causal and target padding (chapter 13);
+* ``check_greedy_decode(fn)`` -- ``fn(model, src, max_len, bos_id, eos_id) -> (B, T')``: the
+  generated tokens of each sentence, without BOS, EOS kept, PAD after a sentence's end; the
+  check passes a small random ``Transformer`` (chapter 15);
+* ``check_beam_search(fn)`` -- ``fn(model, src, beam_size, max_len, bos_id=..., eos_id=...,
+  length_penalty=0.6) -> (B, T')``, the best hypothesis of each sentence in the same form
+  (chapter 15).
 
 Every check returns a ``Verdict`` (``ok``, ``block``, ``message``) as well as printing it.
 """
@@ -59,15 +65,16 @@ import torch
 from torch import Tensor
 
 from .attention import AdditiveAttention, attention, masked_softmax
+from .decoding import beam_search, greedy_decode
 from .feedforward import PositionwiseFeedForward
 from .lstm import LSTMCell
 from .masks import causal_mask
 from .multihead import MultiHeadAttention
 from .positional import sinusoidal_encoding
 from .rnn import RNNCell
-from .sequences import PAD_ID
+from .sequences import BOS_ID, PAD_ID
 from .training import LabelSmoothingLoss
-from .transformer import DecoderLayer, EncoderLayer, residual
+from .transformer import DecoderLayer, EncoderLayer, Transformer, TransformerConfig, residual
 
 POLARITY = "in this book a mask is True where a query *may attend*"
 
@@ -870,3 +877,187 @@ def check_decoder_layer(cls: type) -> Verdict:
         )
 
     return _run("decoder layer", probes)
+
+
+# --- greedy search and beam search ------------------------------------------------------------
+
+
+@dataclass
+class _Case:
+    """A small random translator and sources on which decoding shows the usual mistakes."""
+
+    model: Transformer
+    src: Tensor  # (B, S) source ids, four of the six sentences padded
+    max_len: int  # tokens to generate at most
+    eos: int  # a token the model produces: sentences end at different steps, two never
+
+    @property
+    def pad(self) -> int:
+        return self.model.config.pad_id
+
+
+def _decoding_case() -> _Case:
+    """Made afresh for each check, so that nothing a reader's code does to it carries over."""
+    torch.manual_seed(3)
+    config = TransformerConfig(
+        src_vocab_size=17,
+        tgt_vocab_size=19,
+        d_model=16,
+        num_heads=4,
+        num_encoder_layers=1,
+        num_decoder_layers=1,
+        d_ff=32,
+        dropout=0.0,
+        max_len=20,
+        tie_output=False,
+    )
+    model = Transformer(config).eval()
+    pad, max_len = config.pad_id, 10
+    src = torch.randint(3, 17, (6, 7), generator=torch.Generator().manual_seed(1))  # (B, S)
+    for b, real in ((1, 3), (3, 5), (4, 2), (5, 6)):
+        src[b, real:] = pad
+    with torch.no_grad():
+        model.output.weight.mul_(4.0)  # wide margins between the best and the second token
+        free = greedy_decode(model, src, max_len, BOS_ID, None)  # (B, max_len): no EOS yet
+        eos = int(free[0, 3])  # sentence 0 ends by step 3, the others later or never
+        ended = greedy_decode(model, src, max_len, BOS_ID, eos)  # (B, T')
+        word = int(ended[(ended != pad) & (ended != eos)].mode().values)
+        # PAD scores 1.5 times the commonest word: where that word wins, PAD would beat it if
+        # it were allowed, which shows a search that forgets to exclude padding
+        model.output.weight[pad] = 1.5 * model.output.weight[word]
+    return _Case(model, src, max_len, eos)
+
+
+def _sentences(result: object, rows: int, pad: int) -> list[list[int]]:
+    """Token ids ``(rows, T')`` as one list per sentence, trailing padding dropped."""
+    if not (isinstance(result, Tensor) and result.dim() == 2 and result.shape[0] == rows):
+        got = tuple(result.shape) if isinstance(result, Tensor) else type(result).__name__
+        raise Wrong(f"return token ids of shape (B, T') = ({rows}, T'), not {got}.")
+    if result.is_floating_point():
+        raise Wrong(f"return token ids as integers (torch.long), not {result.dtype}.")
+    sentences = result.tolist()
+    for tokens in sentences:
+        while tokens and tokens[-1] == pad:
+            tokens.pop()
+    return sentences
+
+
+def _common_mistake(got: list, want: list, case: _Case) -> str | None:
+    """A mistake of greedy and beam search alike, seen in the sentences ``got``."""
+    pad, eos, L = case.pad, case.eos, case.max_len
+    if all(s[:1] == [BOS_ID] for s in got) and [s[1:] for s in got] == want:
+        return (f"your output starts with BOS (id {BOS_ID}): return only the generated tokens, "
+                "(B, T') without BOS.")  # fmt: skip
+    for i, s in enumerate(got):
+        if pad in s:
+            return (f"sentence {i} has PAD (id {pad}) at step {s.index(pad)}, inside the "
+                    "sentence: padding is not a word. Give it the score -inf before choosing "
+                    "a token; PAD only fills a row after its EOS.")  # fmt: skip
+    for i, s in enumerate(got):
+        if eos in s[:-1]:
+            t = s.index(eos)
+            return (f"sentence {i} goes on after its EOS at step {t} (then {s[t + 1 : t + 4]}"
+                    f"...): a sentence (a hypothesis) that has produced EOS (id {eos}) is "
+                    "finished; only PAD may follow.")  # fmt: skip
+    for i, (s, right) in enumerate(zip(got, want, strict=True)):
+        if eos not in right + s and abs(len(s) - L) == 1 and s[: L - 1] == right[: L - 1]:
+            return (f"off by one: sentence {i} never produces EOS, so it stops after "
+                    f"max_len = {L} tokens; yours has {len(s)}.")  # fmt: skip
+    return None
+
+
+def _first_difference(got: list, want: list, what: str, case: _Case) -> str:
+    for i, (s, right) in enumerate(zip(got, want, strict=True)):
+        if s != right:
+            pairs = enumerate(zip(s, right, strict=False))
+            t = next((t for t, (a, b) in pairs if a != b), min(len(s), len(right)))
+            return (f"sentence {i} differs from {what} from step {t} on: {right} expected, "
+                    f"yours {s} (src {tuple(case.src.shape)}, max_len = {case.max_len}, "
+                    f"EOS = {case.eos}).")  # fmt: skip
+    return f"the output differs from {what}."
+
+
+def check_greedy_decode(fn: Callable[..., Tensor]) -> Verdict:
+    """``fn(model, src, max_len, bos_id, eos_id) -> (B, T')``: at each step the most probable
+    token that is not PAD; a sentence ends with its EOS (kept) or after ``max_len`` tokens, and
+    its row is padded with PAD after its end; BOS is not returned."""
+
+    def probes() -> str:
+        case = _decoding_case()
+        model, src, L, eos, pad = case.model, case.src, case.max_len, case.eos, case.pad
+        want = _sentences(greedy_decode(model, src, L, BOS_ID, eos), len(src), pad)
+        got = _sentences(fn(model, src, L, BOS_ID, eos), len(src), pad)
+        words = _common_mistake(got, want, case) if got != want else None
+        if words:
+            raise Wrong(words)
+        for i, n in enumerate((src != pad).sum(dim=1).tolist()):
+            alone = _sentences(fn(model, src[i : i + 1, :n], L, BOS_ID, eos), 1, pad)[0]
+            if alone != got[i]:
+                early = len(got[i]) < len(alone) and eos not in got[i]
+                raise Wrong(
+                    f"sentence {i} comes out differently in the batch ({got[i]}) than alone "
+                    f"({alone}): each sentence must be decoded as if it were alone."
+                    + (" Does your loop stop when the first sentence ends, instead of when "
+                       "every sentence has?" if early else "")
+                )  # fmt: skip
+        if got != want:
+            raise Wrong(_first_difference(got, want, "the book's greedy search", case))
+        return "tokens, the stop at EOS, max_len, padding, and each sentence alone are right."
+
+    return _run("greedy decoding", probes)
+
+
+def _beam_mistake(got: list, want: list, K: int, case: _Case, greedy: list, no_penalty) -> str:
+    """The likeliest mistake of a beam search with ``K`` beams that gave ``got``."""
+    words = _common_mistake(got, want, case)
+    if words:
+        return words
+    if K > 1 and got == greedy:
+        return (f"with beam_size = {K} your output is exactly greedy search's: the beams are "
+                f"{K} copies of one hypothesis. At the first step there is only BOS: let one "
+                f"hypothesis grow from it (the other {K - 1} start at log-probability -inf), "
+                f"so that the first step keeps {K} different tokens.")  # fmt: skip
+    if K > 1 and got == no_penalty():
+        return ("the length penalty is not applied: your output is what ranking by log P alone "
+                "gives (length_penalty = 0). Rank each hypothesis by log P(Y) / lp(Y), lp(Y) = "
+                "((5 + |Y|) / 6) ** length_penalty, |Y| its length with EOS.")  # fmt: skip
+    ended = [i for i, right in enumerate(want) if case.eos in right]
+    if ended and not any(case.eos in s for s in got):
+        i = ended[0]
+        return (f"no sentence of yours ends with EOS, but the best hypothesis of sentence {i} "
+                f"is {want[i]} (yours {got[i]}): a finished hypothesis must stay in the beam "
+                "and compete by its score, not be dropped (or EOS be forbidden).")  # fmt: skip
+    if K == 1:
+        return "with beam_size = 1 beam search is greedy search, but " + _first_difference(
+            got, want, "greedy search", case
+        )
+    return _first_difference(got, want, f"the book's beam search with beam_size = {K}", case)
+
+
+def check_beam_search(fn: Callable[..., Tensor]) -> Verdict:
+    """``fn(model, src, beam_size, max_len, bos_id=..., eos_id=..., length_penalty=0.6) ->
+    (B, T')``: the ``beam_size`` best hypotheses of each sentence, ranked by
+    ``log P(Y) / ((5 + |Y|) / 6) ** length_penalty``; a hypothesis that has produced EOS is
+    finished and keeps competing; the best one, without BOS, padded after its EOS."""
+
+    def probes() -> str:
+        case = _decoding_case()
+        model, src, L, eos, B = case.model, case.src, case.max_len, case.eos, len(case.src)
+        K, alpha = 3, 0.6
+
+        def ours(K: int, alpha: float) -> list:
+            out = beam_search(model, src, K, L, bos_id=BOS_ID, eos_id=eos, length_penalty=alpha)
+            return _sentences(out, B, case.pad)
+
+        greedy = _sentences(greedy_decode(model, src, L, BOS_ID, eos), B, case.pad)
+        for k, want in ((1, greedy), (K, ours(K, alpha))):
+            out = fn(model, src, k, L, bos_id=BOS_ID, eos_id=eos, length_penalty=alpha)
+            got = _sentences(out, B, case.pad)
+            if got != want:
+                raise Wrong(_beam_mistake(got, want, k, case, greedy, partial(ours, K, 0.0)))
+        return (
+            f"beam_size = 1 is greedy search; beam_size = {K} with the length penalty, "
+            "finished hypotheses and padding is right."
+        )
+
+    return _run("beam search", probes)
