@@ -842,3 +842,78 @@ def test_beam_search_accepts_correct_implementations(fn, capsys):
 def test_beam_search_names_the_mistake(mistake, diagnosis, capsys):
     verdict = verdict_of(check.check_beam_search, beam_with(mistake), capsys)
     assert not verdict.ok and diagnosis in verdict.message, verdict.message
+
+
+# --- the key/value cache ------------------------------------------------------------------------
+
+from transformer_tutorial.transformer import LayerCache  # noqa: E402
+
+
+def cat_cache(axis=2, history=True, reorder_axis=0, window=None):
+    """A cache that joins the new keys and values to the old with ``torch.cat`` (correct with
+    the defaults, written differently from the book's preallocated buffers). ``window``: keep
+    only the last ``window`` positions, as local attention would."""
+
+    class Cache:
+        def __init__(self):
+            self.k = self.v = None
+
+        def append_self(self, k, v):
+            if self.k is None:
+                self.k, self.v = k, v
+            else:
+                self.k, self.v = torch.cat([self.k, k], axis), torch.cat([self.v, v], axis)
+            if window is not None:
+                self.k, self.v = self.k[:, :, -window:], self.v[:, :, -window:]
+            return (self.k, self.v) if history else (k, v)
+
+        def reorder(self, index):
+            if reorder_axis is not None:
+                self.k = self.k.index_select(reorder_axis, index)
+                self.v = self.v.index_select(reorder_axis, index)
+
+    return Cache
+
+
+@pytest.mark.parametrize("cls", [LayerCache, cat_cache()], ids=["package", "torch.cat"])
+def test_kv_cache_accepts_correct_implementations(cls, capsys):
+    assert verdict_of(check.check_kv_cache, cls, capsys).ok
+
+
+@pytest.mark.parametrize(
+    ("cls", "diagnosis"),
+    [
+        (cat_cache(axis=1), "appended along the heads axis (dim 1)"),
+        (cat_cache(axis=0), "appended along the batch axis (dim 0)"),
+        (cat_cache(history=False), "returns only the new keys"),
+        (cat_cache(reorder_axis=None), "left the cached keys as they were"),
+        (cat_cache(reorder_axis=1), "along the heads axis (dim 1), but it must keep batch rows"),
+        (cat_cache(reorder_axis=2), "along the positions axis (dim 2), but it must keep batch"),
+        (cat_cache(window=5), "the logits of step 5 (the token at position 5) differ"),
+    ],
+    ids=[
+        "heads-axis",
+        "batch-axis",
+        "no-history",
+        "no-reorder",
+        "reorder-heads",
+        "reorder-T",
+        "window",
+    ],
+)
+def test_kv_cache_names_the_mistake(cls, diagnosis, capsys):
+    verdict = verdict_of(check.check_kv_cache, cls, capsys)
+    assert not verdict.ok and diagnosis in verdict.message, verdict.message
+
+
+class CacheThatCopiesOnlyKeys(LayerCache):
+    """Right alone, wrong in the decoder: the returned values are the keys."""
+
+    def append_self(self, k, v):
+        keys, _ = super().append_self(k, v)
+        return keys, keys
+
+
+def test_kv_cache_values_are_checked_too(capsys):
+    verdict = verdict_of(check.check_kv_cache, CacheThatCopiesOnlyKeys, capsys)
+    assert not verdict.ok and "the values returned should be" in verdict.message, verdict.message
