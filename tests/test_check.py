@@ -571,11 +571,12 @@ def run_block(x, steps, norm_first):
 
 
 def encoder_sublayers(m, mask):
-    return [(self_attn(m.self_attn, mask), m.norm1), (m.feed_forward, m.norm2)]
+    return [(attend(m.self_attn, mask), m.norm1), (m.feed_forward, m.norm2)]
 
 
-def self_attn(mha, mask):
-    return lambda h: mha(h, h, h, mask=mask)[0]
+def attend(mha, mask, memory=None):
+    """A sub-layer: ``mha`` attends from its input to ``memory`` (to itself if ``None``)."""
+    return lambda h: mha(h, *[h if memory is None else memory] * 2, mask=mask)[0]
 
 
 class EncoderByHand(torch.nn.Module):
@@ -669,7 +670,8 @@ class DecoderByHand(torch.nn.Module):
 
 
 def decoder_with(sublayers):
-    """The book's decoder block with the sub-layers ``sublayers(m, x, memory, masks)``."""
+    """The book's decoder block running the (function, LayerNorm) pairs that
+    ``sublayers(m, memory, tgt_mask, src_mask)`` returns."""
 
     class Layer(DecoderLayer):
         def forward(self, x, memory, tgt_mask=None, src_mask=None, cache=None, weights=None):
@@ -679,10 +681,33 @@ def decoder_with(sublayers):
 
 
 def decoder_sublayers(m, memory, tgt_mask, src_mask):
-    cross = lambda h: m.cross_attn(h, memory, memory, mask=src_mask)[0]  # noqa: E731
     return [
-        (self_attn(m.self_attn, tgt_mask), m.norm1),
-        (cross, m.norm2),
+        (attend(m.self_attn, tgt_mask), m.norm1),
+        (attend(m.cross_attn, src_mask, memory), m.norm2),
+        (m.feed_forward, m.norm3),
+    ]
+
+
+def naive_attention(mha, blocked):
+    """Attention that fills the *blocked* keys with -inf (the opposite polarity) and has no NaN
+    guard: a query that may see no key gets NaN."""
+
+    def sublayer(h, kv=None):
+        kv = h if kv is None else kv
+        B, T, D = h.shape
+        split = lambda x: x.view(B, x.shape[1], mha.num_heads, -1).transpose(1, 2)  # noqa: E731
+        q, k, v = split(mha.q_proj(h)), split(mha.k_proj(kv)), split(mha.v_proj(kv))
+        scores = (q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])).masked_fill(blocked, -math.inf)
+        return mha.out_proj((scores.softmax(-1) @ v).transpose(1, 2).reshape(B, T, D))
+
+    return sublayer
+
+
+def decoder_flipped_naively(m, mem, tgt, src):
+    cross = naive_attention(m.cross_attn, src)
+    return [
+        (naive_attention(m.self_attn, tgt), m.norm1),
+        (lambda h: cross(h, mem), m.norm2),
         (m.feed_forward, m.norm3),
     ]
 
@@ -701,16 +726,16 @@ def test_decoder_layer_accepts_correct_implementations(cls, capsys):
         (lambda m, mem, tgt, src: decoder_sublayers(m, mem, None, src), "sees the future"),
         (
             lambda m, mem, tgt, src: [
-                (self_attn(m.self_attn, tgt), m.norm1),
-                (self_attn(m.cross_attn, tgt), m.norm2),
+                (attend(m.self_attn, tgt), m.norm1),
+                (attend(m.cross_attn, tgt), m.norm2),
                 (m.feed_forward, m.norm3),
             ],
             "keys and values from memory",
         ),
         (
             lambda m, mem, tgt, src: [
-                (self_attn(m.self_attn, tgt), m.norm1),
-                (self_attn(m.cross_attn, src), m.norm2),
+                (attend(m.self_attn, tgt), m.norm1),
+                (attend(m.cross_attn, src), m.norm2),
                 (m.feed_forward, m.norm3),
             ],
             "keys and values from memory",
@@ -721,8 +746,17 @@ def test_decoder_layer_accepts_correct_implementations(cls, capsys):
             "yours runs cross-attention, then self-attention",
         ),
         (lambda m, mem, tgt, src: decoder_sublayers(m, mem, ~tgt, ~src), "mask polarity"),
+        (decoder_flipped_naively, "mask polarity"),
     ],
-    ids=["no-causal", "cross-on-self", "cross-on-self-src-mask", "src-padding", "order", "flip"],
+    ids=[
+        "no-causal",
+        "cross-on-self",
+        "cross-on-self-src-mask",
+        "src-padding",
+        "order",
+        "flip",
+        "flip-with-nan",
+    ],
 )
 def test_decoder_layer_names_the_mistake(sublayers, diagnosis, capsys):
     verdict = verdict_of(check.check_decoder_layer, decoder_with(sublayers), capsys)
