@@ -330,3 +330,17 @@ def test_translate_keeps_the_input_order():
     assert greedy == one_by_one and len(greedy) == 3
     beams = translate(model, tokenizer, sentences, beam_size=3, max_len=6, batch_size=2)
     assert beams == [translate(model, tokenizer, [s], beam_size=3, max_len=6)[0] for s in sentences]
+
+
+@pytest.mark.parametrize("search", ["greedy", "beam"])
+def test_decoding_works_in_double_precision(search):
+    model = make_model().double()
+    src = sources()
+    eos = an_eos_the_model_produces(model, src, 2)
+    if search == "greedy":
+        tokens, logits = greedy_decode(model, src, 8, BOS, eos, return_logits=True)
+        assert logits.dtype == torch.float64
+    else:
+        tokens, scores = beam_search(model, src, 3, 8, bos_id=BOS, eos_id=eos, return_scores=True)
+        assert scores.dtype == torch.float64
+    assert tokens.shape[0] == 4

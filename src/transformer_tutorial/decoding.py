@@ -174,7 +174,7 @@ def beam_search(
     model.eval()
     B, K, steps, device = src.shape[0], beam_size, int(limits.max()), src.device
     out = torch.full((B, steps), pad, dtype=torch.long, device=device)  # each sentence's best
-    out_scores = torch.zeros(B, device=device)  # (B,)
+    out_scores = None  # (B,), made at the first finished sentence, in the scores' dtype
     open_ = torch.arange(B, device=device)  # (B_o,): the sentences still searched
     # encode once per sentence, then repeat for its K hypotheses: row b*K + k is hypothesis k
     memory = model.encode(src).repeat_interleave(K, dim=0)  # (B_o*K, S, D)
@@ -218,6 +218,8 @@ def beam_search(
         done = finished.all(dim=1)  # (B_o,): sentences whose every hypothesis has finished
         if done.any():
             scores = log_prob[done] / gnmt_length_penalty(lengths[done], length_penalty)
+            if out_scores is None:
+                out_scores = scores.new_zeros(B)  # (B,)
             out_scores[open_[done]], best_beam = scores.max(dim=-1)  # (B_d,)
             hyps = tokens.view(n, K, t + 1)[done]  # (B_d, K, t + 1)
             out[open_[done], :t] = hyps[torch.arange(len(hyps), device=device), best_beam, 1:]

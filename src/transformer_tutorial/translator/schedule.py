@@ -68,9 +68,10 @@ def linear_to_budget(
     step: int, d_model: int, warmup: int, progress: Callable[[int], float]
 ) -> float:
     """The ``linear`` schedule's rate factor at ``step`` (from 1): the warm-up of ``noam_lr`` to
-    its peak, times ``1 - progress(step)``, so that the rate is zero when the budget is spent."""
+    its peak, times the share of the budget left before this step, ``1 - progress(step - 1)``,
+    so that the last step of a step budget still moves and the rate is zero once it is spent."""
     peak = noam_lr(warmup, d_model, warmup)
-    return peak * min(step / warmup, 1.0) * (1.0 - progress(step))
+    return peak * min(step / warmup, 1.0) * (1.0 - progress(step - 1))
 
 
 def make_scheduler(
