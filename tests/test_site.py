@@ -32,9 +32,20 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 pytestmark = pytest.mark.browser
 
 
+def _toc_files(entries: list[dict]) -> list[str]:
+    """The files of table-of-contents entries and, recursively, of their sections."""
+    files = []
+    for entry in entries:
+        if "file" in entry:
+            files.append(entry["file"])
+        files += _toc_files(entry.get("sections", []))
+    return files
+
+
 def toc_pages() -> list[str]:
+    """Every page of _toc.yml: the root, the chapters and their sections (e.g. solutions)."""
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [toc["root"]] + [c["file"] for part in toc["parts"] for c in part["chapters"]]
+    files = [toc["root"]] + _toc_files([c for part in toc["parts"] for c in part["chapters"]])
     return [re.sub(r"\.(ipynb|md)$", "", f) for f in files]
 
 
