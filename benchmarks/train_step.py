@@ -134,6 +134,8 @@ def main(argv: list[str] | None = None) -> dict:
         seconds = interleaved_median_seconds(steps, device, args.warmup, args.repeats)
         ms = {name: 1e3 * s for name, s in seconds.items()}
         ratio = ms["fused"] / ms["torch"]
+        tokens = args.batch * args.tgt_len  # target positions per step (padding included)
+        tps = {model: tokens / s for model, s in seconds.items()}
         name = f"N={layers}, D={d_model}, H={heads}"
         rows.append(
             [
@@ -142,6 +144,7 @@ def main(argv: list[str] | None = None) -> dict:
                 f"{ms['explicit']:.1f}" if "explicit" in ms else "-",
                 f"{ms['fused']:.1f}",
                 f"{ms['torch']:.1f}",
+                f"{tps['fused']:.0f}",
                 f"{ratio:.2f}",
             ]
         )
@@ -155,6 +158,9 @@ def main(argv: list[str] | None = None) -> dict:
                 "ms_explicit": ms.get("explicit"),
                 "ms_fused": ms["fused"],
                 "ms_torch": ms["torch"],
+                "target_tokens_per_step": tokens,
+                "tokens_per_second_fused": tps["fused"],
+                "tokens_per_second_torch": tps["torch"],
                 "ratio_fused_over_torch": ratio,
             }
         )
@@ -173,6 +179,7 @@ def main(argv: list[str] | None = None) -> dict:
                 "ours, explicit (ms)",
                 "ours, fused (ms)",
                 "nn.Transformer (ms)",
+                "ours, fused (target tokens/s)",
                 "fused / nn.Transformer",
             ],
             rows,

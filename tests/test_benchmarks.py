@@ -99,7 +99,8 @@ def test_quality_reads_the_committed_cpu_run(bench, capsys):
     assert "| epoch | step | wall time (min) | val loss | val BLEU |" in table
     val = payload["validation"]
     assert val and all(v["kind"] == "val" for v in val)
-    assert [v["epoch"] for v in val] == list(range(1, len(val) + 1))
+    whole = [v["epoch"] for v in val if v["epoch"] == int(v["epoch"])]
+    assert whole == list(range(1, len(whole) + 1))  # then perhaps the final model's, in a pass
     reached = payload["first_wall_time_s_at_val_bleu"]
     for level, seconds in reached.items():
         first = next((v for v in val if v["val_bleu"] >= float(level)), None)

@@ -272,3 +272,28 @@ def test_chinese_english_through_the_same_command(tmp_path, data_dir, pair):
     again = run_train(data_dir, run_dir, "--resume", tiny=False)
     assert again.returncode == 0, again.stderr
     assert json.loads((run_dir / "results.json").read_text())["pair"] == pair
+
+
+@pytest.mark.slow
+def test_linear_schedule_runs_and_the_choices_benchmark_compares_runs(tmp_path, data_dir):
+    runs = {"paper": tmp_path / "paper", "linear": tmp_path / "linear"}
+    for name, run_dir in runs.items():
+        extra = ["--lr-schedule", "linear"] if name == "linear" else []
+        result = run_train(data_dir, run_dir, "--max-steps", "6", "--checkpoint-every", "2", *extra)
+        assert result.returncode == 0, result.stderr
+    lr = {
+        name: [r["lr"] for r in map(json.loads, (d / "metrics.jsonl").open()) if "lr" in r]
+        for name, d in runs.items()
+    }
+    assert lr["linear"][-1] < lr["paper"][-1] / 3  # falling to zero, not still warming up
+    val = [json.loads(line) for line in (runs["linear"] / "metrics.jsonl").open()]
+    assert [r["step"] for r in val if r["kind"] == "val"][-1] == 6  # the final model's record
+    sys.path.insert(0, str(TESTS.parent / "benchmarks"))
+    import choices
+
+    payload = choices.main([str(runs["paper"]), str(runs["linear"]), "--average", "2"])
+    paper, linear = payload["runs"]
+    assert paper["changes"] == "(baseline)" and linear["changes"] == "--lr-schedule linear"
+    for r in (paper, linear):
+        assert r["steps"] == 6 and r["early_step"] == 6
+        assert 0 <= r["val_bleu_early"] <= 100 and 0 <= r["val_bleu_average_last_2"] <= 100

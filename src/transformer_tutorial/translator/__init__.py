@@ -33,8 +33,10 @@ sync):
       of that step's global batch on process 0's shard; ``tokens_per_s``: target tokens of all
       processes per second since the previous record);
     - ``{"kind": "val", "step", "epoch", "val_loss", "val_bleu", "elapsed_s"}`` after every epoch
-      (``val_loss``: cross-entropy per target token; ``val_bleu``: sacrebleu BLEU of greedy
-      translations of the validation set);
+      and for the final model (``epoch``: the passes completed, fractional for a run that ends
+      within a pass; ``val_loss``: cross-entropy per target token; ``val_bleu``: sacrebleu BLEU
+      of greedy translations of the validation set; ``elapsed_s``: when training paused for
+      it);
     - ``{"kind": "test", "step", "test_bleu", "beam_size", "elapsed_s"}`` once at the end.
 ``checkpoints/``
     ``step-NNNNNN/`` directories and a ``latest`` pointer (see ``checkpoint.py``); the last one

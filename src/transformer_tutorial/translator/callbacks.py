@@ -125,7 +125,7 @@ class Validate(Callback):
         return evaluate_loss(self.model, batches, LabelSmoothingLoss(0.0))
 
     def on_epoch_end(self, position: LoopPosition) -> None:
-        self.measure(position.step, position.epoch - 1)
+        self.measure(position.step, position.epoch)  # the passes completed: 1 after the first
 
     def at_end(self, position: LoopPosition, epochs: float) -> None:
         """Measure the final model too, unless the last pass ended at this very step (a run

@@ -1,0 +1,140 @@
+"""Which training choices pay within a time budget: validation BLEU at 5 minutes and at the end.
+
+    python benchmarks/choices.py runs/A runs/B ... --baseline runs/A \\
+        --json results/translator/choices/choices.json
+
+Each argument is the run directory of one ``python -m transformer_tutorial.train`` run with a
+time budget (``--max-minutes``) and checkpoints kept every ``--checkpoint-every`` steps. For each
+run it reports what differs from the baseline's options, the steps it took, and the validation
+BLEU (greedy, the whole validation set) of
+
+* the last checkpoint saved within the first ``--early`` minutes (5 by default), translated here,
+  after the run -- this costs the run nothing;
+* the final model (the run's last ``val`` record, made when its budget was spent).
+
+With ``--average K`` it also scores the average of the last ``K`` checkpoints' weights. Only the
+validation set is used: choices are made on it, never on the test set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from pathlib import Path
+
+import torch
+from common import environment, markdown_table, write_json
+from safetensors.torch import load_file
+
+IGNORED = {"run_dir", "data_dir", "no_progress", "resume", "samples", "attention_samples"}
+
+
+def records(run_dir: Path) -> list[dict]:
+    path = run_dir / "metrics.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def elapsed_at(train: list[dict], step: int) -> float:
+    """The wall time (s) the run had logged by ``step`` (its nearest train record at or before)."""
+    return max((r for r in train if r["step"] <= step), key=lambda r: r["step"])["elapsed_s"]
+
+
+def checkpoints(run_dir: Path) -> list[Path]:
+    return sorted(p for p in (run_dir / "checkpoints").glob("step-*") if p.is_dir())
+
+
+def val_bleu(model, tokenizer, pair, val) -> float:
+    from transformer_tutorial.decoding import translate
+    from transformer_tutorial.translator.report import score
+
+    hypotheses = translate(model, tokenizer, [s for s, _ in val])
+    return score(pair, hypotheses, [t for _, t in val])[0].score
+
+
+def averaged(paths: list[Path]) -> dict[str, torch.Tensor]:
+    states = [load_file(str(p / "model.safetensors")) for p in paths]
+    return {name: sum(s[name] for s in states) / len(states) for name in states[0]}
+
+
+def measure(run_dir: Path, early_minutes: float, average: int | None) -> dict:
+    from transformer_tutorial.data import PAIRS
+    from transformer_tutorial.translator.checkpoint import load_checkpoint
+
+    args = json.loads((run_dir / "args.json").read_text())
+    metrics = records(run_dir)
+    train = [r for r in metrics if r["kind"] == "train"]
+    val = [r for r in metrics if r["kind"] == "val"]
+    pair = PAIRS[args["pair"]]
+    val_pairs = pair.load("val", data_dir=args.get("data_dir"))
+    kept = checkpoints(run_dir)
+    early = [p for p in kept if elapsed_at(train, int(p.name.split("-")[1])) <= early_minutes * 60]
+    if not early:
+        raise SystemExit(f"{run_dir}: no checkpoint within {early_minutes} minutes")
+    model, _, tokenizer, meta = load_checkpoint(early[-1])
+    out = {
+        "run": run_dir.name,
+        "args": args,
+        "steps": val[-1]["step"],
+        "early_step": meta["step"],
+        "early_elapsed_s": elapsed_at(train, meta["step"]),
+        "val_bleu_early": val_bleu(model, tokenizer, pair, val_pairs),
+        "val_bleu_end": val[-1]["val_bleu"],
+        "end_elapsed_s": val[-1]["elapsed_s"],
+        "validation": [{k: r[k] for k in ("step", "val_bleu", "elapsed_s")} for r in val],
+    }
+    if average:
+        model.load_state_dict(averaged(kept[-average:]), strict=False)
+        out[f"val_bleu_average_last_{average}"] = val_bleu(model, tokenizer, pair, val_pairs)
+    load = run_dir.with_suffix(".load")  # optional: "time load1 load5 load15" lines
+    if load.is_file():
+        ones = [float(line.split()[1]) for line in load.read_text().splitlines() if line.strip()]
+        out["load_1min_median"] = statistics.median(ones)
+    return out
+
+
+def changes(args: dict, baseline: dict) -> str:
+    diff = [
+        f"--{k.replace('_', '-')} {v}"
+        for k, v in sorted(args.items())
+        if k not in IGNORED and baseline.get(k) != v
+    ]
+    return " ".join(diff) or "(baseline)"
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", nargs="+", type=Path, help="run directories")
+    parser.add_argument("--baseline", type=Path, help="the run the others are compared with")
+    parser.add_argument("--early", type=float, default=5.0, help="minutes (default 5)")
+    parser.add_argument("--average", type=int, help="also score the last K checkpoints averaged")
+    parser.add_argument("--threads", type=int, default=2, help="CPU threads for PyTorch")
+    parser.add_argument("--json", default=None, help="also write the results to this JSON file")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    baseline = json.loads(((args.baseline or args.runs[0]) / "args.json").read_text())
+    runs = [measure(r, args.early, args.average) for r in args.runs]
+    for r in runs:
+        r["changes"] = changes(r["args"], baseline)
+    headers = ["change", "steps", f"val BLEU at {args.early:g} min", "val BLEU at the end"]
+    rows = [
+        [r["changes"], r["steps"], f"{r['val_bleu_early']:.2f}", f"{r['val_bleu_end']:.2f}"]
+        for r in runs
+    ]
+    if args.average:
+        headers.append(f"average of last {args.average}")
+        for row, r in zip(rows, runs, strict=True):
+            row.append(f"{r[f'val_bleu_average_last_{args.average}']:.2f}")
+    print(markdown_table(headers, rows))
+    payload = {
+        "benchmark": "choices",
+        "early_minutes": args.early,
+        "environment": environment(torch.device("cpu")),
+        "runs": runs,
+    }
+    write_json(args.json, payload)
+    return payload
+
+
+if __name__ == "__main__":
+    main()
