@@ -74,7 +74,7 @@ def measure(run_dir: Path, early_minutes: float, average: int | None) -> dict:
     model, _, tokenizer, meta = load_checkpoint(early[-1])
     out = {
         "run": run_dir.name,
-        "args": args,
+        "args": {k: v for k, v in args.items() if k not in ("run_dir", "data_dir")},
         "steps": val[-1]["step"],
         "early_step": meta["step"],
         "early_elapsed_s": elapsed_at(train, meta["step"]),
