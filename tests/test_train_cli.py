@@ -278,7 +278,7 @@ def test_chinese_english_through_the_same_command(tmp_path, data_dir, pair):
 def test_linear_schedule_runs_and_the_choices_benchmark_compares_runs(tmp_path, data_dir):
     runs = {"paper": tmp_path / "paper", "linear": tmp_path / "linear"}
     for name, run_dir in runs.items():
-        extra = ["--lr-schedule", "linear"] if name == "linear" else []
+        extra = ["--lr-schedule", "linear" if name == "linear" else "inverse-sqrt"]
         result = run_train(data_dir, run_dir, "--max-steps", "6", "--checkpoint-every", "2", *extra)
         assert result.returncode == 0, result.stderr
     lr = {

@@ -205,7 +205,7 @@ def test_cached_decoding_equals_recomputing_the_prefix(norm_first, chunk):
             model.decode(tgt[:, t : t + chunk], memory, src, cache) for t in range(0, 6, chunk)
         ]
     assert cache.length == 6 and cache.layers[0].length == 6
-    assert cache.layers[0].self_k.shape == (3, 4, 64, 4)  # (B, H, capacity, Dh)
+    assert cache.layers[0].self_k.shape == (3, 4, 16, 4)  # (B, H, capacity, Dh)
     assert cache.layers[0].cross_k.shape == (3, 4, 7, 4)  # (B, H, S, Dh)
     torch.testing.assert_close(torch.cat(steps, dim=1), full, atol=1e-5, rtol=1e-5)
 

@@ -96,7 +96,7 @@ def greedy_decode(
     all_logits = [] if return_logits else None
     open_ = torch.arange(B, device=device)  # (B_o,): the sentences still being decoded
     memory = model.encode(src)  # (B, S, D), then (B_o, S, D)
-    cache = model.new_cache(steps) if use_cache else None
+    cache = model.new_cache() if use_cache else None
     for t in range(1, steps + 1):
         fed = out[open_, t - 1 : t] if use_cache else out[open_, :t]  # (B_o, 1) or (B_o, t)
         logits = model.decode(fed, memory, src, cache, last_only=True)[:, -1]  # (B_o, V)
@@ -190,7 +190,7 @@ def beam_search(
     # the next-token scores of a finished hypothesis: only padding, at no cost
     only_pad = torch.full((V,), float("-inf"), device=device)  # (V,)
     only_pad[pad] = 0.0
-    cache = model.new_cache(steps) if use_cache else None
+    cache = model.new_cache() if use_cache else None
     for t in range(1, steps + 1):
         n = len(open_)  # B_o
         fed = tokens[:, -1:] if use_cache else tokens  # (B_o*K, 1) or (B_o*K, t)

@@ -311,7 +311,7 @@ class LayerCache:
     this block's cross-attention, computed at the first step and reused.
     """
 
-    capacity: int = 64  # positions the first buffer holds
+    capacity: int = 16  # positions the first buffer holds
     length: int = 0  # positions filled
     self_k: Tensor | None = None  # (B, H, capacity, Dh): keys of positions 0 .. length - 1
     self_v: Tensor | None = None  # (B, H, capacity, Dh)
@@ -368,7 +368,7 @@ class KVCache:
     src_mask: Tensor | None = None  # (B, 1, 1, S): the source padding mask, built once
 
     @classmethod
-    def empty(cls, num_layers: int, capacity: int = 64) -> "KVCache":
+    def empty(cls, num_layers: int, capacity: int = 16) -> "KVCache":
         return cls(layers=[LayerCache(capacity) for _ in range(num_layers)])
 
     def append_tokens(self, tokens: Tensor, pad_id: int) -> Tensor | None:
@@ -629,7 +629,7 @@ class Transformer(nn.Module):
         if not self.config.tie_output:
             nn.init.normal_(self.output.weight, mean=0.0, std=self.config.d_model**-0.5)
 
-    def new_cache(self, capacity: int = 64) -> KVCache:
+    def new_cache(self, capacity: int = 16) -> KVCache:
         """An empty key/value cache for incremental decoding with ``decode(..., cache=...)``;
         ``capacity``: the output length it makes room for at first (it grows if needed)."""
         return KVCache.empty(len(self.decoder.layers), capacity)

@@ -25,6 +25,7 @@ from ..transformer import Transformer, TransformerConfig
 from .checkpoint import read_meta, save_checkpoint, write_text_atomic
 from .report import score
 from .runenv import Runtime
+from .schedule import BudgetProgress
 
 
 class MetricsLog:
@@ -88,14 +89,24 @@ class LogTraining(Callback):
 
 
 class TimeBudget(Callback):
-    """Stops every process once ``minutes`` have passed since ``start`` (``None``: never)."""
+    """Stops every process once ``minutes`` have passed since ``start`` (``None``: never), and
+    tells the schedule's ``progress`` the time spent, the same number on every process (the
+    slowest one's), so that all processes take the same learning rate."""
 
-    def __init__(self, minutes: float | None, rt: Runtime, start: float) -> None:
-        self.minutes, self.rt, self.start = minutes, rt, start
+    def __init__(
+        self,
+        minutes: float | None,
+        rt: Runtime,
+        start: float,
+        progress: BudgetProgress | None = None,
+    ) -> None:
+        self.minutes, self.rt, self.start, self.progress = minutes, rt, start, progress
 
     def on_step(self, record: dict, position: LoopPosition) -> bool:
-        elapsed = (time.perf_counter() - self.start) / 60
-        return self.rt.any_rank(self.minutes is not None and elapsed >= self.minutes)
+        elapsed = self.rt.max_over_ranks(time.perf_counter() - self.start)  # seconds
+        if self.progress is not None:
+            self.progress.elapsed_s = elapsed
+        return self.minutes is not None and elapsed >= 60 * self.minutes
 
 
 class Validate(Callback):

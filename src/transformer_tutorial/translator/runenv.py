@@ -48,11 +48,15 @@ class Runtime:
 
     def any_rank(self, flag: bool) -> bool:
         """True on every process when ``flag`` is true on at least one (so all stop together)."""
+        return self.max_over_ranks(1.0 if flag else 0.0) > 0 if self.distributed else flag
+
+    def max_over_ranks(self, value: float) -> float:
+        """The largest ``value`` of all processes, on every process (so all agree on it)."""
         if not self.distributed:
-            return flag
-        t = torch.tensor([1.0 if flag else 0.0], device=self.device)
+            return value
+        t = torch.tensor([value], dtype=torch.float64, device=self.device)
         torch.distributed.all_reduce(t, op=torch.distributed.ReduceOp.MAX)
-        return bool(t.item())
+        return float(t.item())
 
     def close(self) -> None:
         if self.distributed and torch.distributed.is_initialized():

@@ -11,12 +11,12 @@ small, careful steps (Li, Yumer and Ramanan 2020, "Budgeted Training").
 
 With ``--max-minutes`` the rate depends on the clock, so two runs on different machines (or
 one machine under different load) take different rates at the same step: such a run is
-reproducible in what it does with its time, not step for step.
+reproducible in what it does with its time, not step for step. (Under ``torchrun`` every process
+uses the same clock reading, the slowest process's, so that all take the same step.)
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import torch
@@ -31,10 +31,9 @@ class BudgetProgress:
 
     Args:
         max_steps: the step budget (``None``: none).
-        max_minutes: the time budget, counted from ``start`` (``None``: none).
+        max_minutes: the time budget (``None``: none); the time spent is ``elapsed_s``, which
+            the run's ``TimeBudget`` callback sets after every step (the same on every process).
         total_steps_of_epochs: the steps that ``--epochs`` passes take (``None``: no such limit).
-        start: the ``time.perf_counter()`` the run's time counts from (moved back on resume).
-        clock: the clock (tests pass their own).
     """
 
     def __init__(
@@ -42,8 +41,6 @@ class BudgetProgress:
         max_steps: int | None,
         max_minutes: float | None,
         total_steps_of_epochs: int | None,
-        start: float,
-        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         if max_steps is None and max_minutes is None and total_steps_of_epochs is None:
             raise ValueError(
@@ -51,7 +48,8 @@ class BudgetProgress:
                 "--max-minutes or --epochs, or use --lr-schedule inverse-sqrt."
             )
         self.max_steps, self.max_minutes = max_steps, max_minutes
-        self.total_steps_of_epochs, self.start, self.clock = total_steps_of_epochs, start, clock
+        self.total_steps_of_epochs = total_steps_of_epochs
+        self.elapsed_s = 0.0  # the run's time so far, counted from its start
 
     def __call__(self, step: int) -> float:
         spent = [
@@ -60,7 +58,7 @@ class BudgetProgress:
             if limit is not None
         ]
         if self.max_minutes is not None:
-            spent.append((self.clock() - self.start) / (60 * self.max_minutes))
+            spent.append(self.elapsed_s / (60 * self.max_minutes))
         return min(max(spent), 1.0)
 
 

@@ -75,16 +75,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         tokenizer = load_or_train_tokenizer(args, rt, pair, pairs["train"], resume_from)
         train_ids = encode_pairs(tokenizer, pairs["train"], max_len=MAX_LEN)
         val_ids = encode_pairs(tokenizer, pairs["val"], max_len=MAX_LEN)
-        progress = BudgetProgress(
-            args.max_steps,
-            args.max_minutes,
-            None if args.epochs is None else epoch_steps(args, train_ids, rt.world_size),
-            start,
-        )
+        progress = None
+        if args.lr_schedule == "linear":
+            epochs = None if args.epochs is None else epoch_steps(args, train_ids, rt.world_size)
+            progress = BudgetProgress(args.max_steps, args.max_minutes, epochs)
         t = Training.build(args, rt, build_config(args, tokenizer.get_vocab_size()), progress)
         if resume_from is not None:
             start -= t.restore(resume_from)  # times count on from the interrupted run's
-            progress.start = start
+        if progress is not None:
+            progress.elapsed_s = time.perf_counter() - start
         if rt.is_main:
             write_text_atomic(args.run_dir / "args.json", json.dumps(jsonable(args), indent=2))
         metrics = MetricsLog(args.run_dir / "metrics.jsonl", rt.is_main, resume_from)
@@ -103,7 +102,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         save = SaveCheckpoints(args, rt, t.model, t.model.config, tokenizer, t.state, start)
         callbacks = [
             LogTraining(args.log_every, metrics, start),
-            TimeBudget(args.max_minutes, rt, start),
+            TimeBudget(args.max_minutes, rt, start, progress),
             validate,
             save,
         ]
