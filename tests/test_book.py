@@ -12,6 +12,7 @@ import jupytext
 import nbformat
 import pytest
 import yaml
+from toc import toc_files
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
@@ -66,19 +67,8 @@ def test_exported_modules_match_notebooks():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def _toc_files(entries: list[dict]) -> list[str]:
-    """The files of table-of-contents entries and, recursively, of their sections."""
-    files = []
-    for entry in entries:
-        if "file" in entry:
-            files.append(entry["file"])
-        files += _toc_files(entry.get("sections", []))
-    return files
-
-
 def test_toc_lists_every_chapter_and_only_existing_files():
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [toc["root"]] + _toc_files([c for part in toc["parts"] for c in part["chapters"]])
+    files = toc_files()
     for f in files:
         path = ROOT / f
         assert path.exists() or path.with_suffix(".md").exists(), f"_toc.yml names missing {f}"

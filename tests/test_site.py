@@ -20,7 +20,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import pytest
-import yaml
+from toc import toc_files
 
 ROOT = Path(__file__).resolve().parents[1]
 # A book built elsewhere (`jupyter-book build . --path-output DIR`) is tested with BOOK_BUILD=DIR/_build.
@@ -32,20 +32,9 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 pytestmark = pytest.mark.browser
 
 
-def _toc_files(entries: list[dict]) -> list[str]:
-    """The files of table-of-contents entries and, recursively, of their sections."""
-    files = []
-    for entry in entries:
-        if "file" in entry:
-            files.append(entry["file"])
-        files += _toc_files(entry.get("sections", []))
-    return files
-
-
 def toc_pages() -> list[str]:
     """Every page of _toc.yml: the root, the chapters and their sections (e.g. solutions)."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [toc["root"]] + _toc_files([c for part in toc["parts"] for c in part["chapters"]])
+    files = toc_files()
     return [re.sub(r"\.(ipynb|md)$", "", f) for f in files]
 
 
