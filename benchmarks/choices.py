@@ -25,19 +25,10 @@ from pathlib import Path
 
 import torch
 from common import environment, markdown_table, write_json
+from quality import elapsed_at, read_metrics
 from safetensors.torch import load_file
 
 IGNORED = {"run_dir", "data_dir", "no_progress", "resume", "samples", "attention_samples"}
-
-
-def records(run_dir: Path) -> list[dict]:
-    path = run_dir / "metrics.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def elapsed_at(train: list[dict], step: int) -> float:
-    """The wall time (s) the run had logged by ``step`` (its nearest train record at or before)."""
-    return max((r for r in train if r["step"] <= step), key=lambda r: r["step"])["elapsed_s"]
 
 
 def checkpoints(run_dir: Path) -> list[Path]:
@@ -62,13 +53,14 @@ def measure(run_dir: Path, early_minutes: float, average: int | None) -> dict:
     from transformer_tutorial.translator.checkpoint import load_checkpoint
 
     args = json.loads((run_dir / "args.json").read_text())
-    metrics = records(run_dir)
-    train = [r for r in metrics if r["kind"] == "train"]
+    metrics = read_metrics(run_dir)
     val = [r for r in metrics if r["kind"] == "val"]
     pair = PAIRS[args["pair"]]
     val_pairs = pair.load("val", data_dir=args.get("data_dir"))
     kept = checkpoints(run_dir)
-    early = [p for p in kept if elapsed_at(train, int(p.name.split("-")[1])) <= early_minutes * 60]
+    early = [
+        p for p in kept if elapsed_at(metrics, int(p.name.split("-")[1])) <= early_minutes * 60
+    ]
     if not early:
         raise SystemExit(f"{run_dir}: no checkpoint within {early_minutes} minutes")
     model, _, tokenizer, meta = load_checkpoint(early[-1])
@@ -77,7 +69,7 @@ def measure(run_dir: Path, early_minutes: float, average: int | None) -> dict:
         "args": {k: v for k, v in args.items() if k not in ("run_dir", "data_dir")},
         "steps": val[-1]["step"],
         "early_step": meta["step"],
-        "early_elapsed_s": elapsed_at(train, meta["step"]),
+        "early_elapsed_s": elapsed_at(metrics, meta["step"]),
         "val_bleu_early": val_bleu(model, tokenizer, pair, val_pairs),
         "val_bleu_end": val[-1]["val_bleu"],
         "end_elapsed_s": val[-1]["elapsed_s"],

@@ -10,6 +10,7 @@ import json
 import os
 import platform
 import statistics
+import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -105,6 +106,11 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> 
     ]
     lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def command_line(script: str, argv: Sequence[str] | None) -> str:
+    """How the benchmark was run, for its JSON: ``python benchmarks/<script>.py <arguments>``."""
+    return f"python benchmarks/{script}.py " + " ".join(sys.argv[1:] if argv is None else argv)
 
 
 def write_json(path: str | os.PathLike | None, payload: dict) -> None:

@@ -17,10 +17,10 @@ not change the output (the "same output" column).
 from __future__ import annotations
 
 import argparse
-import sys
 
 import torch
 from common import (
+    command_line,
     environment,
     interleaved_median_seconds,
     markdown_table,
@@ -151,8 +151,7 @@ def main(argv: list[str] | None = None) -> dict:
     )
     payload = {
         "benchmark": "decoding",
-        "command": "python benchmarks/decoding.py "
-        + " ".join(sys.argv[1:] if argv is None else argv),
+        "command": command_line("decoding", argv),
         "settings": {
             k: getattr(args, k)
             for k in (

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 import torch
-from common import environment, markdown_table, write_json
+from common import command_line, environment, markdown_table, write_json
 
 LEVELS = (10.0, 20.0, 25.0, 30.0)
 
@@ -159,8 +159,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     payload = {
         "benchmark": "quality",
-        "command": "python benchmarks/quality.py "
-        + " ".join(sys.argv[1:] if argv is None else argv),
+        "command": command_line("quality", argv),
         "run_dir": str(args.run_dir),
         "validation": val,
         "first_wall_time_s_at_val_bleu": reached,

@@ -13,12 +13,11 @@ translation only (the model is loaded and warmed up on a few sentences first), t
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
 import torch
-from common import environment, markdown_table, write_json
+from common import command_line, environment, markdown_table, write_json
 
 from transformer_tutorial.data import PAIRS
 from transformer_tutorial.decoding import corpus_bleu, translate
@@ -72,8 +71,7 @@ def main(argv: list[str] | None = None) -> dict:
     print(markdown_table(["search", "sentences", "seconds", "sentences/s", "BLEU"], rows))
     payload = {
         "benchmark": "throughput",
-        "command": "python benchmarks/throughput.py "
-        + " ".join(sys.argv[1:] if argv is None else argv),
+        "command": command_line("throughput", argv),
         "checkpoint_step": meta.get("step"),
         "environment": env,
         "results": records,

@@ -21,12 +21,12 @@ with the fused kernel (``F.scaled_dot_product_attention``, ``fused_attention=Tru
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable
 from dataclasses import replace
 
 import torch
 from common import (
+    command_line,
     environment,
     interleaved_median_seconds,
     markdown_table,
@@ -187,8 +187,7 @@ def main(argv: list[str] | None = None) -> dict:
     )
     payload = {
         "benchmark": "train_step",
-        "command": "python benchmarks/train_step.py "
-        + " ".join(sys.argv[1:] if argv is None else argv),
+        "command": command_line("train_step", argv),
         "settings": {
             k: getattr(args, k)
             for k in ("batch", "src_len", "tgt_len", "vocab", "warmup", "repeats", "threads")

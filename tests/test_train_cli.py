@@ -297,3 +297,8 @@ def test_linear_schedule_runs_and_the_choices_benchmark_compares_runs(tmp_path, 
     for r in (paper, linear):
         assert r["steps"] == 6 and r["early_step"] == 6
         assert 0 <= r["val_bleu_early"] <= 100 and 0 <= r["val_bleu_average_last_2"] <= 100
+    import throughput
+
+    speed = throughput.main([str(runs["linear"]), "--sentences", "4", "--repeats", "1"])
+    assert [r["search"] for r in speed["results"]] == ["greedy", "beam 4"]
+    assert all(r["sentences"] == 4 and r["sentences_per_second"] > 0 for r in speed["results"])
