@@ -951,3 +951,25 @@ class CacheThatCopiesOnlyKeys(LayerCache):
 def test_kv_cache_values_are_checked_too(capsys):
     verdict = verdict_of(check.check_kv_cache, CacheThatCopiesOnlyKeys, capsys)
     assert not verdict.ok and "the values returned should be" in verdict.message, verdict.message
+
+
+# --- a "Your turn" skeleton, not yet filled in ------------------------------------------------
+
+
+def test_an_unwritten_skeleton_is_told_to_fill_it_in(capsys):
+    def my_attention(q, k, v, mask=None):
+        raise NotImplementedError
+
+    class MyFeedForward(torch.nn.Module):
+        def __init__(self, d_model, d_ff):
+            super().__init__()
+            raise NotImplementedError
+
+    for checker, implementation in [
+        (check.check_attention, my_attention),
+        (check.check_feed_forward, MyFeedForward),
+    ]:
+        verdict = verdict_of(checker, implementation, capsys)
+        assert not verdict.ok
+        assert "not written yet" in verdict.message
+        assert "raise NotImplementedError" in verdict.message

@@ -118,6 +118,13 @@ def _run(block: str, probes: Callable[[], str]) -> Verdict:
         verdict = Verdict(True, block, probes())
     except Wrong as wrong:
         verdict = Verdict(False, block, str(wrong))
+    except NotImplementedError:  # the skeleton of a "Your turn" cell, not yet filled in
+        verdict = Verdict(
+            False,
+            block,
+            "not written yet -- replace `raise NotImplementedError` with your code and run the "
+            "cell again.",
+        )
     except Exception as err:  # the reader's code raised: say where, in their terms
         verdict = Verdict(False, block, f"your code raised {type(err).__name__}: {err}")
     print(verdict)
