@@ -1,0 +1,173 @@
+"""Chapter 17's experiment: what masked-language-model pre-training buys a small BERT.
+
+Pre-trains one small BERT (``transformer_tutorial.bert``) on the English captions of the Multi30k
+training split, then fine-tunes it, and a fresh model of the same shape, on the word-order task
+(is a caption intact, or were two neighbouring words swapped?) with several seeds, and records the
+accuracy on the validation and the test split. The learning rates and step counts were chosen on
+the validation split; the test split is only reported.
+
+    python benchmarks/bert_finetune.py --json results/bert/finetune.json
+
+Runs on one CPU thread (``--threads``) in about ten minutes on a quiet machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import math
+import random
+import time
+from collections import Counter
+
+import torch
+from common import command_line, environment, markdown_table, write_json
+
+from transformer_tutorial.bert import (
+    Bert,
+    BertConfig,
+    accuracy,
+    add_bert_tokens,
+    bert_inputs,
+    finetune,
+    mlm_eval_loss,
+    pretrain_mlm,
+    word_order_examples,
+)
+from transformer_tutorial.data import load_multi30k
+from transformer_tutorial.reproducibility import seed_everything
+from transformer_tutorial.tokens import train_tokenizer
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--vocab-size", type=int, default=2000, help="BPE vocabulary (before [CLS] ...)")
+    p.add_argument("--pretrain-steps", type=int, default=600, help="MLM steps of 128 sentences")
+    p.add_argument("--pretrain-lr", type=float, default=2e-3)
+    p.add_argument("--finetune-steps", type=int, default=150, help="steps of 32 examples")
+    p.add_argument("--finetune-lr", type=float, default=1e-3)
+    p.add_argument("--labelled", type=int, nargs="+", default=[2000], help="labelled captions")
+    p.add_argument("--seeds", type=int, default=5, help="fine-tuning seeds per start and size")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--json", default=None, help="write the results here")
+    return p.parse_args(argv)
+
+
+def unigram_loss(
+    train_ids: list[list[int]], val_ids: list[list[int]], vocab, seed: int = 0
+) -> float:
+    """Cross-entropy of the add-one unigram distribution at the validation positions that
+    ``mlm_eval_loss`` hides (the same seed): the loss of a model that ignores the context."""
+    from transformer_tutorial.bert import IGNORE_INDEX, mask_tokens
+    from transformer_tutorial.sequences import pad_sequences
+
+    counts = Counter(i for s in train_ids for i in s[1:-1])
+    total = sum(counts.values())
+    batch, _ = pad_sequences(val_ids, vocab.pad_id)
+    _, labels = mask_tokens(batch, vocab, torch.Generator().manual_seed(seed))
+    targets = labels[labels != IGNORE_INDEX].tolist()
+    return -sum(math.log((counts[t] + 1) / (total + vocab.vocab_size)) for t in targets) / len(
+        targets
+    )
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = parse_args(argv)
+    start_time = time.perf_counter()
+    seed_everything(0, threads=args.threads)
+    train_en = [en for _, en in load_multi30k("train")]
+    val_en = [en for _, en in load_multi30k("val")]
+    test_en = [en for _, en in load_multi30k("test")]
+    tokenizer = train_tokenizer(train_en, vocab_size=args.vocab_size)
+    vocab = add_bert_tokens(tokenizer)
+    train_ids = bert_inputs(tokenizer, vocab, train_en)
+    val_ids = bert_inputs(tokenizer, vocab, val_en)
+
+    seed_everything(0)
+    pretrained = Bert(BertConfig(vocab_size=vocab.vocab_size))
+    curve = []
+
+    def log(step: int, loss: float) -> None:
+        if (step + 1) % 100 == 0 or step + 1 == args.pretrain_steps:
+            val = mlm_eval_loss(pretrained, val_ids, vocab)
+            curve.append({"step": step + 1, "train_loss": loss, "val_loss": val})
+            print(
+                f"pre-training step {step + 1}: train {loss:.3f}, validation {val:.3f}", flush=True
+            )
+
+    before = mlm_eval_loss(pretrained, val_ids, vocab)
+    pretrain_mlm(
+        pretrained, train_ids, vocab, steps=args.pretrain_steps, lr=args.pretrain_lr, on_step=log
+    )
+    pretrain_seconds = time.perf_counter() - start_time
+
+    def as_ids(examples):
+        ids = bert_inputs(tokenizer, vocab, [text for text, _ in examples])
+        return [(i, y) for i, (_, y) in zip(ids, examples, strict=True)]
+
+    order = list(range(len(train_en)))
+    random.Random(0).shuffle(order)
+    val_set = as_ids(word_order_examples(val_en, seed=1))
+    test_set = as_ids(word_order_examples(test_en, seed=2))
+    results = []
+    for n in args.labelled:
+        train_set = as_ids(word_order_examples([train_en[i] for i in order[:n]], seed=0))
+        for start in ("pre-trained", "from scratch"):
+            row = {
+                "labelled": n,
+                "start": start,
+                "seeds": [],
+                "val_accuracy": [],
+                "test_accuracy": [],
+            }
+            for seed in range(1, args.seeds + 1):
+                seed_everything(seed)
+                model = (
+                    copy.deepcopy(pretrained) if start == "pre-trained" else Bert(pretrained.config)
+                )
+                finetune(
+                    model, train_set, steps=args.finetune_steps, lr=args.finetune_lr, seed=seed
+                )
+                row["seeds"].append(seed)
+                row["val_accuracy"].append(round(accuracy(model, val_set), 4))
+                row["test_accuracy"].append(round(accuracy(model, test_set), 4))
+                print(
+                    f"{n} labelled, {start}, seed {seed}: validation "
+                    f"{row['val_accuracy'][-1]:.3f}, test {row['test_accuracy'][-1]:.3f}",
+                    flush=True,
+                )
+            results.append(row)
+
+    table = [
+        [
+            r["labelled"],
+            r["start"],
+            f"{sum(r['test_accuracy']) / len(r['test_accuracy']):.3f}",
+            f"{min(r['test_accuracy']):.3f}-{max(r['test_accuracy']):.3f}",
+        ]
+        for r in results
+    ]
+    print(markdown_table(["labelled", "start", "test accuracy (mean)", "range"], table))
+    payload = {
+        "command": command_line("bert_finetune", argv),
+        "environment": environment(torch.device("cpu")),
+        "wall_seconds": round(time.perf_counter() - start_time, 1),
+        "pretrain_seconds": round(pretrain_seconds, 1),
+        "settings": {k: v for k, v in vars(args).items() if k != "json"},
+        "model": {
+            "config": vars(pretrained.config),
+            "parameters": sum(p.numel() for p in pretrained.parameters()),
+        },
+        "pretraining": {
+            "val_loss_before": before,
+            "unigram_val_loss": unigram_loss(train_ids, val_ids, vocab),
+            "curve": curve,
+        },
+        "results": results,
+    }
+    write_json(args.json, payload)
+    return payload
+
+
+if __name__ == "__main__":
+    main()
