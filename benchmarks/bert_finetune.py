@@ -50,6 +50,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--seeds", type=int, default=5, help="fine-tuning seeds per start and size")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--json", default=None, help="write the results here")
+    p.add_argument("--save-pretrained", default=None, help="save the pre-trained weights here")
+    p.add_argument("--load-pretrained", default=None, help="skip pre-training; load these")
     return p.parse_args(argv)
 
 
@@ -96,9 +98,15 @@ def main(argv: list[str] | None = None) -> dict:
             )
 
     before = mlm_eval_loss(pretrained, val_ids, vocab)
-    pretrain_mlm(
-        pretrained, train_ids, vocab, steps=args.pretrain_steps, lr=args.pretrain_lr, on_step=log
-    )
+    if args.load_pretrained:
+        pretrained.load_state_dict(torch.load(args.load_pretrained))
+        curve.append({"step": None, "val_loss": mlm_eval_loss(pretrained, val_ids, vocab)})
+    else:
+        pretrain_mlm(
+            pretrained, train_ids, vocab, steps=args.pretrain_steps, lr=args.pretrain_lr, on_step=log
+        )
+    if args.save_pretrained:
+        torch.save(pretrained.state_dict(), args.save_pretrained)
     pretrain_seconds = time.perf_counter() - start_time
 
     def as_ids(examples):

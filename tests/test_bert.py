@@ -28,7 +28,7 @@ from transformer_tutorial.bert import (
     mask_tokens,
     mlm_loss,
     pretrain_mlm,
-    swap_neighbours,
+    shuffle_words,
     word_order_examples,
 )
 from transformer_tutorial.reference import attention_pairs
@@ -361,22 +361,19 @@ def test_finetune_starts_from_the_same_head_for_the_same_seed():
 @settings(max_examples=50, deadline=None)
 @given(
     words=st.lists(
-        st.sampled_from(["a", "man", "dog", "runs", "in", "the", "park"]), min_size=4, max_size=12
+        st.sampled_from(["a", "man", "dog", "runs", "in", "the", "park"]), min_size=3, max_size=12
     ),
     seed=st.integers(0, 10_000),
 )
-def test_swap_neighbours_keeps_the_ends_and_the_words(words, seed):
+def test_shuffle_words_keeps_the_ends_and_the_words(words, seed):
     sentence = " ".join(words)
-    inner = [i for i in range(1, len(words) - 2) if words[i] != words[i + 1]]
-    if not inner:
-        with pytest.raises(ValueError, match="no two inner neighbouring words"):
-            swap_neighbours(sentence, random.Random(seed))
+    if len(set(words[1:-1])) < 2:
+        with pytest.raises(ValueError, match="cannot be put in another order"):
+            shuffle_words(sentence, random.Random(seed))
         return
-    out = swap_neighbours(sentence, random.Random(seed)).split(" ")
+    out = shuffle_words(sentence, random.Random(seed)).split(" ")
     assert out != words and sorted(out) == sorted(words)
     assert out[0] == words[0] and out[-1] == words[-1]
-    diff = [i for i in range(len(words)) if out[i] != words[i]]
-    assert len(diff) == 2 and diff[1] == diff[0] + 1
 
 
 def test_word_order_examples_are_balanced_and_labelled_right():
@@ -387,4 +384,4 @@ def test_word_order_examples_are_balanced_and_labelled_right():
     assert all(
         (text != original) == bool(y) for (text, y), original in zip(examples, base, strict=True)
     )
-    assert word_order_examples(["Two dogs ."]) == []  # nothing to swap: left out
+    assert word_order_examples(["Two dogs ."]) == []  # one inner word: nothing to shuffle

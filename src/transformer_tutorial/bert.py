@@ -16,7 +16,7 @@ __all__ = [
     "mlm_loss",
     "pretrain_mlm",
     "mlm_eval_loss",
-    "swap_neighbours",
+    "shuffle_words",
     "word_order_examples",
     "finetune",
     "accuracy",
@@ -380,31 +380,32 @@ def mlm_eval_loss(
 
 
 # %% ../../book/17_bert.ipynb #6039388a
-def swap_neighbours(sentence: str, rng: random.Random) -> str:
-    """Swap two neighbouring words, never the first or the last word and never two equal words.
+def shuffle_words(sentence: str, rng: random.Random) -> str:
+    """Put the inner words (all but the first and the last) in a new random order.
 
-    Words are split at spaces. Raises ``ValueError`` for a sentence with no such pair.
+    Words are split at spaces. The result always differs from ``sentence``; a sentence whose
+    inner words cannot be reordered (fewer than two different ones) raises ``ValueError``.
     """
     words = sentence.split(" ")
-    candidates = [i for i in range(1, len(words) - 2) if words[i] != words[i + 1]]
-    if not candidates:
-        raise ValueError(f"no two inner neighbouring words to swap in {sentence!r}")
-    i = rng.choice(candidates)
-    words[i], words[i + 1] = words[i + 1], words[i]
-    return " ".join(words)
+    inner = words[1:-1]
+    if len(set(inner)) < 2:
+        raise ValueError(f"the inner words of {sentence!r} cannot be put in another order")
+    shuffled = inner[:]
+    while shuffled == inner:
+        rng.shuffle(shuffled)
+    return " ".join([words[0], *shuffled, words[-1]])
 
 
 def word_order_examples(sentences: Sequence[str], seed: int = 0) -> list[tuple[str, int]]:
-    """The fine-tuning task: each sentence unchanged (label 0) or with two neighbouring words
-    swapped (label 1), each with probability 1/2. Sentences with no pair to swap are left out."""
+    """The fine-tuning task: each sentence unchanged (label 0) or with its inner words shuffled
+    (label 1), each with probability 1/2. Sentences that cannot be shuffled are left out."""
     rng = random.Random(seed)
     examples = []
     for s in sentences:
-        words = s.split(" ")
-        if not any(words[i] != words[i + 1] for i in range(1, len(words) - 2)):
+        if len(set(s.split(" ")[1:-1])) < 2:
             continue
         label = int(rng.random() < 0.5)
-        examples.append((swap_neighbours(s, rng) if label else s, label))
+        examples.append((shuffle_words(s, rng) if label else s, label))
     return examples
 
 
