@@ -27,8 +27,8 @@ from common import command_line, environment, markdown_table, write_json  # noqa
 from transformer_tutorial.transformer import count_parameters  # noqa: E402
 from transformer_tutorial.vision import (  # noqa: E402
     SmallCNN,
-    ViTConfig,
     VisionTransformer,
+    ViTConfig,
     accuracy,
     load_digits_split,
     train_classifier,
