@@ -13,7 +13,10 @@ __all__ = [
 ]
 
 # %% ../../book/20_long_sequences.ipynb #7dbef554
+import contextlib
 import math
+import os
+import sys
 import time
 from collections.abc import Callable
 
@@ -205,6 +208,21 @@ class LocalSelfAttention(nn.Module):
 
 
 # %% ../../book/20_long_sequences.ipynb #4752bb1a
+@contextlib.contextmanager
+def _quiet_stderr():
+    """Silence file descriptor 2 for a moment: the profiler's C++ library writes a line there
+    each time it starts and stops, whatever its log level."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(os.devnull, "w") as devnull:
+        os.dup2(devnull.fileno(), 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def peak_memory_bytes(fn: Callable[[], object]) -> int:
     """The most CPU memory that tensors allocated by ``fn()`` held at one time, in bytes.
 
@@ -216,7 +234,7 @@ def peak_memory_bytes(fn: Callable[[], object]) -> int:
     from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
 
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    with _quiet_stderr(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         fn()
     # The raw records, one per allocation or release. (The per-operator totals of
     # prof.events() charge a release inside an operator to the operator's start, too early.)
