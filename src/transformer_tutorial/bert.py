@@ -319,7 +319,8 @@ def mlm_loss(model: Bert, inputs: Tensor, labels: Tensor, segments: Tensor | Non
 
 # %% ../../book/17_bert.ipynb #1e442e3f
 def _warmup_then_linear(optimizer: torch.optim.Optimizer, warmup: int, steps: int):
-    """BERT's schedule: the rate rises linearly for ``warmup`` steps, then falls to 0 at ``steps``."""
+    """BERT's schedule: the rate rises linearly for ``warmup`` steps, then falls to 0 at
+    ``steps``."""
 
     def factor(step: int) -> float:
         return min((step + 1) / max(warmup, 1), max(0.0, (steps - step) / max(steps - warmup, 1)))
@@ -333,7 +334,7 @@ def pretrain_mlm(
     vocab: BertVocab,
     steps: int,
     batch_size: int = 128,
-    lr: float = 2e-3,
+    lr: float = 3e-3,
     warmup: int = 50,
     seed: int = 0,
     on_step: Callable[[int, float], None] | None = None,
