@@ -298,3 +298,33 @@ def test_space_time_masks_layout():
     # token f * 3 + p; frame 0 = tokens 0..2, frame 1 = tokens 3..5
     assert same_frame[0].tolist() == [True, True, True, False, False, False]
     assert same_position[1].tolist() == [False, True, False, False, True, False]
+
+
+def test_benchmark_script_runs_and_its_record_matches_the_code(tmp_path):
+    """benchmarks/long_attention.py end to end at tiny sizes; the recorded peaks (memory depends
+    only on shapes and code) are what the code allocates today."""
+    import importlib
+    import json
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root / "benchmarks"))
+    try:
+        script = importlib.import_module("long_attention")
+    finally:
+        sys.path.remove(str(root / "benchmarks"))
+    out = tmp_path / "long.json"
+    payload = script.main(f"--sizes 128 256 --repeats 1 --no-rss --json {out}".split())
+    assert json.loads(out.read_text())["results"] == payload["results"]
+    rows = {(r["T"], r["method"]): r for r in payload["results"]}
+    assert set(rows) == {(T, m) for T in (128, 256) for m in script.METHODS}
+    assert all(r["max_abs_difference_local_vs_full"] < 1e-5 for r in rows.values())
+    assert rows[256, "full"]["peak_bytes"] > 3.5 * rows[128, "full"]["peak_bytes"]
+
+    recorded = json.loads((root / "results/long_sequences/long_attention_cpu.json").read_text())
+    settings = recorded["settings"]
+    row = next(r for r in recorded["results"] if r["T"] == 1024 and r["method"] == "local")
+    fn = script.contenders(1024, settings["window"], settings["head_dim"])["local"]
+    with torch.no_grad():
+        assert peak_memory_bytes(fn) == row["peak_bytes"]
