@@ -289,3 +289,27 @@ def test_train_for_lowers_the_loss_within_its_budget() -> None:
     assert 0.5 <= history["seconds"][-1] < 2.5
     assert history["val"][-1] < 0.2 * before
     assert history["step"] == sorted(history["step"])
+
+
+def test_benchmark_script_runs_and_records(tmp_path) -> None:
+    """benchmarks/gpt_vs_rnn.py end to end on 200 captions and tiny models."""
+    import importlib
+    import json
+    import sys
+    from pathlib import Path
+
+    benchmarks = str(Path(__file__).resolve().parents[1] / "benchmarks")
+    sys.path.insert(0, benchmarks)
+    try:
+        script = importlib.import_module("gpt_vs_rnn")
+        out = tmp_path / "run.json"
+        args = "--limit 200 --seconds 0.3 --eval-every 0.2 --vocab-size 200 --hidden-size 16"
+        payload = script.main(f"{args} --d-model 16 --layers 1 --json {out}".split())
+    finally:
+        sys.path.remove(benchmarks)
+    assert json.loads(out.read_text()) == json.loads(json.dumps(payload))
+    assert payload["val_captions"] == 200 and payload["command"].startswith("python benchmarks/")
+    for run in payload["runs"].values():
+        h = run["history"]
+        assert h["cpu_seconds"][-1] >= 0.3 and len(h["step"]) == len(h["val_bits_per_character"])
+        assert all(0 < v < 10 for v in h["val_bits_per_character"])
