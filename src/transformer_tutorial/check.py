@@ -64,6 +64,7 @@ Every check returns a ``Verdict`` (``ok``, ``block``, ``message``) as well as pr
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -94,6 +95,17 @@ from .transformer import (
 POLARITY = "in this book a mask is True where a query *may attend*"
 
 
+def wrap_verdict(text: str, width: int = 100) -> str:
+    """Fold each line longer than ``width`` at spaces, so a verdict fits the book's text column."""
+    lines = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            lines.append(line)
+        else:
+            lines += textwrap.wrap(line, width, subsequent_indent="  ", break_long_words=False)
+    return "\n".join(lines)
+
+
 @dataclass
 class Verdict:
     """The outcome of one check: ``ok``, the block's name, and what to say to the reader."""
@@ -103,7 +115,7 @@ class Verdict:
     message: str
 
     def __str__(self) -> str:
-        return f"{'✓' if self.ok else '✗'} {self.block}: {self.message}"
+        return wrap_verdict(f"{'✓' if self.ok else '✗'} {self.block}: {self.message}")
 
     def __bool__(self) -> bool:
         return self.ok
