@@ -31,6 +31,7 @@ from transformer_tutorial.transformer import (
     KVCache,
     LayerCache,
     TokenEmbedding,
+    _check_tokens,
     residual,
 )
 
@@ -205,7 +206,7 @@ class GPT(nn.Module):
             tokens ``(B, T)``; returns ``(B, T, V)``.
         """
         offset = 0 if cache is None else cache.length
-        _check_tokens(self.config, tokens, offset)
+        _check_tokens(self.config, "tokens", tokens, offset)  # chapter 13's check
         B, T = tokens.shape
         x = self.dropout(self.positions(self.embed(tokens), offset=offset))  # (B, T, D)
         if cache is None:
@@ -224,21 +225,6 @@ class GPT(nn.Module):
         if last_only:
             x = x[:, -1:]  # (B, 1, D)
         return self.output(x)  # (B, T, V)
-
-
-def _check_tokens(config: GPTConfig, tokens: Tensor, offset: int = 0) -> None:
-    """Raise a readable error unless ``tokens`` are ``(B, T)`` ids within ``max_len``."""
-    if tokens.dim() != 2 or tokens.dtype not in (torch.int32, torch.int64):
-        raise ValueError(
-            f"tokens must be integer ids of shape (B, T), got {tuple(tokens.shape)} "
-            f"{tokens.dtype}; add a batch dimension with .unsqueeze(0) for one sequence."
-        )
-    if offset + tokens.shape[1] > config.max_len:
-        raise ValueError(
-            f"tokens reach position {offset + tokens.shape[1] - 1}, but the model has "
-            f"positions 0..{config.max_len - 1} (config.max_len={config.max_len}); "
-            f"shorten the sequence or build the model with a larger max_len."
-        )
 
 
 # %% ../../book/18_gpt.ipynb #66930751
