@@ -291,6 +291,27 @@ def test_train_for_lowers_the_loss_within_its_budget() -> None:
     assert history["step"] == sorted(history["step"])
 
 
+def test_train_for_stops_at_max_steps_whatever_the_clock_allows() -> None:
+    seqs = [[2, 5, 6, 7, 3]] * 16
+    history = train_for(
+        tiny_gpt(dtype=torch.float32),
+        seqs,
+        seconds=math.inf,
+        max_steps=7,
+        batch_size=4,
+        generator=torch.Generator().manual_seed(0),
+        eval_every=math.inf,
+    )
+    assert history["step"] == [7]  # one record, at the end
+    weights = [tiny_gpt(dtype=torch.float32) for _ in range(2)]
+    for model in weights:
+        train_for(
+            model, seqs, seconds=math.inf, max_steps=5, generator=torch.Generator().manual_seed(1)
+        )
+    for a, b in zip(weights[0].parameters(), weights[1].parameters(), strict=True):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)  # same steps, same weights
+
+
 def test_benchmark_script_runs_and_records(tmp_path) -> None:
     """benchmarks/gpt_vs_rnn.py end to end on 200 captions and tiny models."""
     import importlib

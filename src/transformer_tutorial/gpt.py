@@ -270,12 +270,15 @@ def train_for(
     generator: torch.Generator | None = None,
     evaluate: Callable[[nn.Module], float] | None = None,
     eval_every: float = 10.0,
+    max_steps: int | None = None,
 ) -> dict[str, list[float]]:
     """Train a language model with Adam for ``seconds`` of this process's CPU time.
 
     The loop of chapter 2's ``train_lm`` (batches of similar length, clipped gradients), with a
     clock instead of a step count, so that models of different speeds get the same budget. The
-    time spent in ``evaluate`` is not counted.
+    time spent in ``evaluate`` is not counted. ``max_steps``, if given, also stops it after that
+    many steps: a fixed amount of work, the same on every machine, for checks that must not
+    depend on the speed of the CPU.
 
     Returns:
         ``{"seconds": [...], "step": [...], "train": [...], "val": [...]}``: every
@@ -288,7 +291,7 @@ def train_for(
     batches: list[Tensor] = []
     running: list[float] = []
     used, step, next_record = 0.0, 0, eval_every
-    while used < seconds:
+    while used < seconds and (max_steps is None or step < max_steps):
         start = time.process_time()
         if not batches:
             batches = length_sorted_batches(lengths, batch_size, generator=generator)
@@ -302,7 +305,8 @@ def train_for(
         used += time.process_time() - start
         step += 1
         running.append(loss.item())
-        if used >= next_record or used >= seconds:
+        last = used >= seconds or step == max_steps
+        if used >= next_record or last:
             history["seconds"].append(used)
             history["step"].append(step)
             history["train"].append(sum(running) / len(running))
