@@ -32,11 +32,17 @@ import torch.nn.functional as F
 from tokenizers import Tokenizer
 from torch import Tensor, nn
 
+from transformer_tutorial.transformer import (
+    AttentionWeights,
+    EncoderLayer,
+    TokenEmbedding,
+    _check_sizes,
+)
+
 from .masks import key_padding_mask
 from .positional import LearnedPositionalEmbedding
 from .sequences import PAD_ID, SPECIAL_TOKENS, pad_sequences
 from .tokens import encode
-from .transformer import AttentionWeights, EncoderLayer, TokenEmbedding
 
 BERT_TOKENS = ("[CLS]", "[SEP]", "[MASK]")
 IGNORE_INDEX = -100  # the label of a position the loss skips (F.cross_entropy's ignore_index)
@@ -148,16 +154,8 @@ class BertConfig:
     fused_attention: bool = False  # F.scaled_dot_product_attention (same maths, faster)
 
     def __post_init__(self) -> None:
-        for name in ("vocab_size", "d_model", "num_heads", "num_layers", "d_ff", "max_len"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)}")
-        if self.d_model % self.num_heads != 0:
-            raise ValueError(
-                f"d_model ({self.d_model}) must be divisible by num_heads ({self.num_heads}): "
-                f"each head gets d_model / num_heads dimensions (768 / 12 = 64 in BERT-base)."
-            )
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        sizes = ("vocab_size", "d_model", "num_heads", "num_layers", "d_ff", "max_len")
+        _check_sizes(self, (*sizes, "num_segments", "num_classes"))  # chapter 13's checks
 
 
 def bert_base_config(vocab_size: int = 30522, **overrides) -> BertConfig:

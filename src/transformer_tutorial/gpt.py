@@ -31,6 +31,7 @@ from transformer_tutorial.transformer import (
     KVCache,
     LayerCache,
     TokenEmbedding,
+    _check_sizes,
     _check_tokens,
     residual,
 )
@@ -57,16 +58,8 @@ class GPTConfig:
     fused_attention: bool = False  # attention through F.scaled_dot_product_attention
 
     def __post_init__(self) -> None:
-        for name in ("vocab_size", "d_model", "num_heads", "num_layers", "d_ff", "max_len"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)}")
-        if self.d_model % self.num_heads != 0:
-            raise ValueError(
-                f"d_model ({self.d_model}) must be divisible by num_heads ({self.num_heads}): "
-                f"each head gets d_model / num_heads dimensions."
-            )
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        sizes = ("vocab_size", "d_model", "num_heads", "num_layers", "d_ff", "max_len")
+        _check_sizes(self, sizes)  # chapter 13's checks
         if not 0 <= self.pad_id < self.vocab_size:
             raise ValueError(f"pad_id ({self.pad_id}) must be an id below vocab_size")
 

@@ -37,25 +37,30 @@ from .masks import causal_mask, decoder_self_mask, key_padding_mask
 from .multihead import MultiHeadAttention
 
 
-def _check_config(c) -> None:
-    """Raise ``ValueError`` for a combination of hyperparameters that cannot work."""
-    for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "num_heads", "d_ff", "max_len"):
+def _check_sizes(c, sizes: tuple[str, ...]) -> None:
+    """Raise ``ValueError`` unless the ``sizes`` fields are positive, ``num_heads`` divides
+    ``d_model`` and ``dropout`` is a probability: what every model built of these blocks needs
+    (this chapter's Transformer, and the BERT and GPT of Part VI)."""
+    for name in sizes:
         if getattr(c, name) < 1:
             raise ValueError(f"{name} must be a positive integer, got {getattr(c, name)}")
-    for name in ("num_encoder_layers", "num_decoder_layers"):
-        if getattr(c, name) < 1:
-            raise ValueError(f"{name} must be at least 1, got {getattr(c, name)}")
     if c.d_model % c.num_heads != 0:
         raise ValueError(
             f"d_model ({c.d_model}) must be divisible by num_heads ({c.num_heads}): "
             f"each head gets d_model / num_heads dimensions (512 / 8 = 64 in the paper)."
         )
+    if not 0.0 <= c.dropout < 1.0:
+        raise ValueError(f"dropout must be in [0, 1), got {c.dropout}")
+
+
+def _check_config(c) -> None:
+    """Raise ``ValueError`` for a combination of hyperparameters that cannot work."""
+    sizes = ("src_vocab_size", "tgt_vocab_size", "d_model", "num_heads", "d_ff", "max_len")
+    _check_sizes(c, (*sizes, "num_encoder_layers", "num_decoder_layers"))
     if not c.learned_positions and c.d_model % 2 != 0:
         raise ValueError(
             f"sinusoidal positions need an even d_model (sine/cosine pairs), got {c.d_model}"
         )
-    if not 0.0 <= c.dropout < 1.0:
-        raise ValueError(f"dropout must be in [0, 1), got {c.dropout}")
     if c.share_embeddings and c.src_vocab_size != c.tgt_vocab_size:
         raise ValueError(
             f"share_embeddings=True needs one vocabulary for both sides, but src_vocab_size="
