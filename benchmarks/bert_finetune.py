@@ -2,7 +2,7 @@
 
 Pre-trains one small BERT (``transformer_tutorial.bert``) on the English captions of the Multi30k
 training split, then fine-tunes it, and a fresh model of the same shape, on the word-order task
-(is a caption intact, or were two neighbouring words swapped?) with several seeds, and records the
+(is a caption intact, or were its inner words shuffled?) with several seeds, and records the
 accuracy on the validation and the test split. The learning rates and step counts were chosen on
 the validation split; the test split is only reported.
 
@@ -23,6 +23,7 @@ from collections import Counter
 
 import torch
 from common import command_line, environment, markdown_table, write_json
+from safetensors.torch import load_model, save_model
 
 from transformer_tutorial.bert import (
     Bert,
@@ -33,6 +34,8 @@ from transformer_tutorial.bert import (
     finetune,
     mlm_eval_loss,
     pretrain_mlm,
+    shuffle_words,
+    swap_neighbours,
     word_order_examples,
 )
 from transformer_tutorial.data import load_multi30k
@@ -48,10 +51,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--finetune-steps", type=int, default=400, help="steps of 32 examples")
     p.add_argument("--finetune-lr", type=float, default=1e-3)
     p.add_argument("--labelled", type=int, nargs="+", default=[2000], help="labelled captions")
+    p.add_argument(
+        "--task",
+        choices=["shuffle", "swap"],
+        default="shuffle",
+        help="label 1: inner words shuffled, or two neighbouring words swapped (harder)",
+    )
+    p.add_argument("--mask-prob", type=float, default=0.8, help="chosen tokens put to [MASK]")
+    p.add_argument("--random-prob", type=float, default=0.1, help="chosen tokens made random")
     p.add_argument("--seeds", type=int, default=5, help="fine-tuning seeds per start and size")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--json", default=None, help="write the results here")
-    p.add_argument("--save-pretrained", default=None, help="save the pre-trained weights here")
+    p.add_argument(
+        "--save-pretrained", default=None, help="save the pre-trained weights here (safetensors)"
+    )
     p.add_argument("--load-pretrained", default=None, help="skip pre-training; load these")
     return p.parse_args(argv)
 
@@ -100,7 +113,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     before = mlm_eval_loss(pretrained, val_ids, vocab)
     if args.load_pretrained:
-        pretrained.load_state_dict(torch.load(args.load_pretrained))
+        load_model(pretrained, args.load_pretrained)  # restores the tie as well
         curve.append({"step": None, "val_loss": mlm_eval_loss(pretrained, val_ids, vocab)})
     else:
         pretrain_mlm(
@@ -110,9 +123,12 @@ def main(argv: list[str] | None = None) -> dict:
             steps=args.pretrain_steps,
             lr=args.pretrain_lr,
             on_step=log,
+            mask_prob=args.mask_prob,
+            random_prob=args.random_prob,
         )
     if args.save_pretrained:
-        torch.save(pretrained.state_dict(), args.save_pretrained)
+        # The output head's matrix *is* the embedding's (tied): save_model stores it once.
+        save_model(pretrained, args.save_pretrained)
     pretrain_seconds = time.perf_counter() - start_time
 
     def as_ids(examples):
@@ -121,11 +137,13 @@ def main(argv: list[str] | None = None) -> dict:
 
     order = list(range(len(train_en)))
     random.Random(0).shuffle(order)
-    val_set = as_ids(word_order_examples(val_en, seed=1))
-    test_set = as_ids(word_order_examples(test_en, seed=2))
+    corrupt = {"shuffle": shuffle_words, "swap": swap_neighbours}[args.task]
+    val_set = as_ids(word_order_examples(val_en, seed=1, corrupt=corrupt))
+    test_set = as_ids(word_order_examples(test_en, seed=2, corrupt=corrupt))
     results = []
     for n in args.labelled:
-        train_set = as_ids(word_order_examples([train_en[i] for i in order[:n]], seed=0))
+        labelled = [train_en[i] for i in order[:n]]
+        train_set = as_ids(word_order_examples(labelled, seed=0, corrupt=corrupt))
         for start in ("pre-trained", "from scratch"):
             row = {
                 "labelled": n,

@@ -29,6 +29,7 @@ from transformer_tutorial.bert import (
     mlm_loss,
     pretrain_mlm,
     shuffle_words,
+    swap_neighbours,
     word_order_examples,
 )
 from transformer_tutorial.reference import attention_pairs
@@ -376,6 +377,44 @@ def test_shuffle_words_keeps_the_ends_and_the_words(words, seed):
     assert out[0] == words[0] and out[-1] == words[-1]
 
 
+@settings(max_examples=50, deadline=None)
+@given(
+    words=st.lists(st.sampled_from(["a", "man", "dog", "runs", "in"]), min_size=3, max_size=12),
+    seed=st.integers(0, 10_000),
+)
+def test_swap_neighbours_swaps_two_different_inner_neighbours(words, seed):
+    sentence = " ".join(words)
+    if len(set(words[1:-1])) < 2:
+        with pytest.raises(ValueError, match="cannot be put in another order"):
+            swap_neighbours(sentence, random.Random(seed))
+        return
+    out = swap_neighbours(sentence, random.Random(seed)).split(" ")
+    changed = [i for i, (a, b) in enumerate(zip(out, words, strict=True)) if a != b]
+    assert len(changed) == 2 and changed[1] == changed[0] + 1  # one pair of neighbours
+    assert 0 < changed[0] and changed[1] < len(words) - 1  # the ends stay
+    i, j = changed
+    assert (out[i], out[j]) == (words[j], words[i])
+
+
+def test_pretraining_masks_with_the_probabilities_it_is_given(monkeypatch):
+    import transformer_tutorial.bert as bert
+
+    seen = []
+    real = bert.mask_tokens
+
+    def recording(*args, **kwargs):
+        seen.append((kwargs["mask_prob"], kwargs["random_prob"]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bert, "mask_tokens", recording)
+    corpus = [[37, 5, 6, 7, 8, 38]] * 8
+    pretrain_mlm(small_model(), corpus, VOCAB, steps=2, batch_size=4, mask_prob=1.0, random_prob=0)
+    assert seen == [(1.0, 0)] * 2
+    seen.clear()
+    pretrain_mlm(small_model(), corpus, VOCAB, steps=1, batch_size=4)
+    assert seen == [(0.8, 0.1)]  # BERT's rule by default
+
+
 def test_word_order_examples_are_balanced_and_labelled_right():
     base = [f"A man number {i} walks in the park ." for i in range(2000)]
     examples = word_order_examples(base, seed=0)
@@ -385,3 +424,40 @@ def test_word_order_examples_are_balanced_and_labelled_right():
         (text != original) == bool(y) for (text, y), original in zip(examples, base, strict=True)
     )
     assert word_order_examples(["Two dogs ."]) == []  # one inner word: nothing to shuffle
+    swapped = word_order_examples(base, seed=0, corrupt=swap_neighbours)
+    assert within(sum(y for _, y in swapped), 2000, 0.5)
+    assert all(
+        sum(a != b for a, b in zip(t.split(), o.split(), strict=True)) == 2 * y
+        for (t, y), o in zip(swapped, base, strict=True)
+    )
+
+
+def test_benchmark_script_runs_saves_and_reloads(tmp_path):
+    """benchmarks/bert_finetune.py end to end with a few steps: the swap task, always-[MASK]
+    pre-training, weights saved as safetensors and loaded back (the tie included)."""
+    import importlib
+    import json
+    import sys
+    from pathlib import Path
+
+    benchmarks = str(Path(__file__).resolve().parents[1] / "benchmarks")
+    sys.path.insert(0, benchmarks)
+    try:
+        script = importlib.import_module("bert_finetune")
+        weights, out = tmp_path / "bert.safetensors", tmp_path / "run.json"
+        common = "--vocab-size 300 --finetune-steps 2 --seeds 1 --labelled 64 --task swap"
+        first = script.main(
+            f"{common} --pretrain-steps 3 --mask-prob 1.0 --random-prob 0.0 "
+            f"--save-pretrained {weights} --json {out}".split()
+        )
+        again = script.main(f"{common} --load-pretrained {weights}".split())
+    finally:
+        sys.path.remove(benchmarks)
+    assert json.loads(out.read_text()) == json.loads(json.dumps(first))
+    assert first["settings"]["mask_prob"] == 1.0 and first["settings"]["task"] == "swap"
+    assert [r["start"] for r in first["results"]] == ["pre-trained", "from scratch"]
+    # the reloaded model is the saved one: the same validation MLM loss
+    assert (
+        again["pretraining"]["curve"][-1]["val_loss"]
+        == first["pretraining"]["curve"][-1]["val_loss"]
+    )

@@ -17,6 +17,7 @@ __all__ = [
     "pretrain_mlm",
     "mlm_eval_loss",
     "shuffle_words",
+    "swap_neighbours",
     "word_order_examples",
     "finetune",
     "accuracy",
@@ -336,12 +337,14 @@ def pretrain_mlm(
     warmup: int = 50,
     seed: int = 0,
     on_step: Callable[[int, float], None] | None = None,
+    mask_prob: float = 0.8,
+    random_prob: float = 0.1,
 ) -> list[float]:
     """Train ``model`` as a masked language model on ``sequences`` (``[CLS] ... [SEP]`` ids).
 
     Every step draws ``batch_size`` sentences at random and masks them afresh with
-    ``mask_tokens``. Returns the training loss of every step; ``on_step(step, loss)`` is called
-    after each.
+    ``mask_tokens`` (``mask_prob`` and ``random_prob`` as there). Returns the training loss of
+    every step; ``on_step(step, loss)`` is called after each.
     """
     rng, generator = random.Random(seed), torch.Generator().manual_seed(seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
@@ -350,7 +353,9 @@ def pretrain_mlm(
     losses = []
     for step in range(steps):
         batch, _ = pad_sequences(rng.sample(list(sequences), batch_size), vocab.pad_id)  # (B, T)
-        inputs, labels = mask_tokens(batch, vocab, generator)
+        inputs, labels = mask_tokens(
+            batch, vocab, generator, mask_prob=mask_prob, random_prob=random_prob
+        )
         if not (labels != IGNORE_INDEX).any():
             continue  # nothing chosen (possible only for tiny batches)
         loss = mlm_loss(model, inputs, labels)
@@ -395,16 +400,33 @@ def shuffle_words(sentence: str, rng: random.Random) -> str:
     return " ".join([words[0], *shuffled, words[-1]])
 
 
-def word_order_examples(sentences: Sequence[str], seed: int = 0) -> list[tuple[str, int]]:
-    """The fine-tuning task: each sentence unchanged (label 0) or with its inner words shuffled
-    (label 1), each with probability 1/2. Sentences that cannot be shuffled are left out."""
+def swap_neighbours(sentence: str, rng: random.Random) -> str:
+    """Swap two neighbouring inner words that differ: a harder version of ``shuffle_words``
+    (exercise 2), with the same ends, the same words and the same ``ValueError``."""
+    words = sentence.split(" ")
+    pairs = [i for i in range(1, len(words) - 2) if words[i] != words[i + 1]]
+    if not pairs:
+        raise ValueError(f"the inner words of {sentence!r} cannot be put in another order")
+    i = rng.choice(pairs)
+    words[i], words[i + 1] = words[i + 1], words[i]
+    return " ".join(words)
+
+
+def word_order_examples(
+    sentences: Sequence[str],
+    seed: int = 0,
+    corrupt: Callable[[str, random.Random], str] = shuffle_words,
+) -> list[tuple[str, int]]:
+    """The fine-tuning task: each sentence unchanged (label 0) or with its inner words put in
+    another order by ``corrupt`` (label 1), each with probability 1/2. Sentences whose inner
+    words cannot be reordered are left out."""
     rng = random.Random(seed)
     examples = []
     for s in sentences:
         if len(set(s.split(" ")[1:-1])) < 2:
             continue
         label = int(rng.random() < 0.5)
-        examples.append((shuffle_words(s, rng) if label else s, label))
+        examples.append((corrupt(s, rng) if label else s, label))
     return examples
 
 
