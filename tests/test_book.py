@@ -77,6 +77,30 @@ def test_toc_lists_every_chapter_and_only_existing_files():
         assert nb in listed, f"{nb.name} is not in _toc.yml"
 
 
+def test_every_chapter_with_exercises_has_its_solutions_page():
+    """A chapter that sets exercises has ``NN_name_solutions`` as its section in _toc.yml, and the
+    chapter links to it, so that a reader who tried can check."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    sections = {
+        chapter["file"]: [s["file"] for s in chapter.get("sections", [])]
+        for part in toc["parts"]
+        for chapter in part["chapters"]
+    }
+    for nb in NOTEBOOKS:
+        if (
+            nb.stem.endswith("_solutions")
+            or "## Exercises" not in nb.with_suffix(".md").read_text()
+        ):
+            continue
+        solutions = f"book/{nb.stem}_solutions.ipynb"
+        assert solutions in sections.get(f"book/{nb.name}", []), (
+            f"{nb.name} sets exercises but _toc.yml has no {solutions} under it"
+        )
+        assert f"{{doc}}`{nb.stem}_solutions`" in nb.with_suffix(".md").read_text(), (
+            f"{nb.name} does not link to its solutions ({{doc}}`{nb.stem}_solutions`)"
+        )
+
+
 def test_glossary_is_current():
     result = subprocess.run(
         [sys.executable, str(ROOT / "tools" / "glossary.py"), "--check"],
