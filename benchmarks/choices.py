@@ -12,8 +12,11 @@ BLEU (greedy, the whole validation set) of
   after the run -- this costs the run nothing;
 * the final model (the run's last ``val`` record, made when its budget was spent).
 
-With ``--average K`` it also scores the average of the last ``K`` checkpoints' weights. Only the
-validation set is used: choices are made on it, never on the test set.
+With ``--average K`` it also scores the average of the last ``K`` checkpoints' weights. With
+``--length-penalties A [B ...]`` it also translates the validation set with the final model by beam
+search (``--beam-size``, 4 by default) once per length penalty ``alpha`` and reports the BLEU and the
+length ratio (output length / reference length) of each. Only the validation set is used: choices
+are made on it, never on the test set.
 """
 
 from __future__ import annotations
@@ -35,12 +38,29 @@ def checkpoints(run_dir: Path) -> list[Path]:
     return sorted(p for p in (run_dir / "checkpoints").glob("step-*") if p.is_dir())
 
 
-def val_bleu(model, tokenizer, pair, val) -> float:
+def val_bleu(model, tokenizer, pair, val, **search) -> float:
+    return val_score(model, tokenizer, pair, val, **search).score
+
+
+def val_score(model, tokenizer, pair, val, **search):
+    """sacreBLEU's score object (``.score``, ``.sys_len``, ``.ref_len``) of the validation set;
+    ``search``: ``beam_size`` and ``length_penalty`` for ``translate`` (greedy by default)."""
     from transformer_tutorial.decoding import translate
     from transformer_tutorial.translator.report import score
 
-    hypotheses = translate(model, tokenizer, [s for s, _ in val])
-    return score(pair, hypotheses, [t for _, t in val])[0].score
+    hypotheses = translate(model, tokenizer, [s for s, _ in val], **search)
+    return score(pair, hypotheses, [t for _, t in val])[0]
+
+
+def length_penalty_sweep(
+    model, tokenizer, pair, val, alphas: list[float], beam_size: int
+) -> list[dict]:
+    """Validation BLEU and length ratio of beam search at each length penalty ``alpha``."""
+    sweep = []
+    for alpha in alphas:
+        s = val_score(model, tokenizer, pair, val, beam_size=beam_size, length_penalty=alpha)
+        sweep.append({"length_penalty": alpha, "val_bleu": s.score, "ratio": s.sys_len / s.ref_len})
+    return sweep
 
 
 def averaged(paths: list[Path]) -> dict[str, torch.Tensor]:
@@ -48,7 +68,13 @@ def averaged(paths: list[Path]) -> dict[str, torch.Tensor]:
     return {name: sum(s[name] for s in states) / len(states) for name in states[0]}
 
 
-def measure(run_dir: Path, early_minutes: float, average: int | None) -> dict:
+def measure(
+    run_dir: Path,
+    early_minutes: float,
+    average: int | None,
+    alphas: list[float] | None = None,
+    beam_size: int = 4,
+) -> dict:
     from transformer_tutorial.data import PAIRS
     from transformer_tutorial.translator.checkpoint import load_checkpoint
 
@@ -75,6 +101,14 @@ def measure(run_dir: Path, early_minutes: float, average: int | None) -> dict:
         "end_elapsed_s": val[-1]["elapsed_s"],
         "validation": [{k: r[k] for k in ("step", "val_bleu", "elapsed_s")} for r in val],
     }
+    if alphas:
+        final, _, _, final_meta = load_checkpoint(kept[-1])
+        if final_meta["step"] != out["steps"]:
+            raise SystemExit(f"{run_dir}: the last checkpoint is not the final model")
+        out["beam_size"] = beam_size
+        out["length_penalty_sweep"] = length_penalty_sweep(
+            final, tokenizer, pair, val_pairs, alphas, beam_size
+        )
     if average:
         model.load_state_dict(averaged(kept[-average:]), strict=False)
         out[f"val_bleu_average_last_{average}"] = val_bleu(model, tokenizer, pair, val_pairs)
@@ -100,12 +134,23 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--baseline", type=Path, help="the run the others are compared with")
     parser.add_argument("--early", type=float, default=5.0, help="minutes (default 5)")
     parser.add_argument("--average", type=int, help="also score the last K checkpoints averaged")
+    parser.add_argument(
+        "--length-penalties",
+        type=float,
+        nargs="+",
+        metavar="ALPHA",
+        help="also score the final model by beam search at each of these length penalties",
+    )
+    parser.add_argument("--beam-size", type=int, default=4, help="for --length-penalties")
     parser.add_argument("--threads", type=int, default=2, help="CPU threads for PyTorch")
     parser.add_argument("--json", default=None, help="also write the results to this JSON file")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     baseline = json.loads(((args.baseline or args.runs[0]) / "args.json").read_text())
-    runs = [measure(r, args.early, args.average) for r in args.runs]
+    runs = [
+        measure(r, args.early, args.average, args.length_penalties, args.beam_size)
+        for r in args.runs
+    ]
     for r in runs:
         r["changes"] = changes(r["args"], baseline)
     headers = ["change", "steps", f"val BLEU at {args.early:g} min", "val BLEU at the end"]
@@ -118,6 +163,18 @@ def main(argv: list[str] | None = None) -> dict:
         for row, r in zip(rows, runs, strict=True):
             row.append(f"{r[f'val_bleu_average_last_{args.average}']:.2f}")
     print(markdown_table(headers, rows))
+    if args.length_penalties:
+        print(f"\nfinal model, beam {args.beam_size}: validation BLEU (length ratio)")
+        print(
+            markdown_table(
+                ["run", *(f"alpha = {a:g}" for a in args.length_penalties)],
+                [
+                    [r["run"]]
+                    + [f"{x['val_bleu']:.2f} ({x['ratio']:.3f})" for x in r["length_penalty_sweep"]]
+                    for r in runs
+                ],
+            )
+        )
     payload = {
         "benchmark": "choices",
         "early_minutes": args.early,

@@ -291,12 +291,18 @@ def test_linear_schedule_runs_and_the_choices_benchmark_compares_runs(tmp_path, 
     sys.path.insert(0, str(TESTS.parent / "benchmarks"))
     import choices
 
-    payload = choices.main([str(runs["paper"]), str(runs["linear"]), "--average", "2"])
+    payload = choices.main(
+        [str(runs["paper"]), str(runs["linear"]), "--average", "2"]
+        + ["--length-penalties", "0", "2", "--beam-size", "2"]
+    )
     paper, linear = payload["runs"]
     assert paper["changes"] == "(baseline)" and linear["changes"] == "--lr-schedule linear"
     for r in (paper, linear):
         assert r["steps"] == 6 and r["early_step"] == 6
         assert 0 <= r["val_bleu_early"] <= 100 and 0 <= r["val_bleu_average_last_2"] <= 100
+        short, long = r["length_penalty_sweep"]
+        assert (short["length_penalty"], long["length_penalty"]) == (0, 2)
+        assert short["ratio"] <= long["ratio"]  # a larger alpha favours longer outputs
     import throughput
 
     speed = throughput.main([str(runs["linear"]), "--sentences", "4", "--repeats", "1"])
