@@ -84,6 +84,35 @@ def test_translates_arguments_greedy_and_beam(checkpoint, capsys):
     assert sum(a == b for a, b in zip(out.splitlines(), [en for _, en in PAIRS], strict=True)) >= 3
 
 
+def test_the_length_penalty_is_the_runs_unless_given(checkpoint, tmp_path, capsys, monkeypatch):
+    """A checkpoint records the length penalty its run was evaluated with (``meta.json``); the
+    command uses it unless ``--length-penalty`` says otherwise, and 0.6 when nothing records it."""
+    import transformer_tutorial.translator.translate as command
+
+    used = []
+
+    def spy(*args, length_penalty, **kwargs):
+        used.append(length_penalty)
+        return translate(*args, length_penalty=length_penalty, **kwargs)
+
+    monkeypatch.setattr(command, "translate", spy)
+    model, config, tokenizer, _ = load_checkpoint(checkpoint)
+    recorded = tmp_path / "run"
+    save_checkpoint(recorded / "checkpoints", model, config, tokenizer, step=1,
+                    meta={"length_penalty": 1.4})  # fmt: skip
+    for run, extra, alpha in [
+        (checkpoint, [], 0.6),  # nothing recorded: the paper's alpha
+        (recorded, [], 1.4),  # the run's
+        (recorded, ["--length-penalty", "0.2"], 0.2),  # the command line's
+    ]:
+        used.clear()
+        code, _, err = run_main(
+            ["--checkpoint", str(run), "--beam-size", "2", *extra, "Hallo"], capsys
+        )
+        assert code == 0, err
+        assert used == [alpha]
+
+
 @pytest.fixture(scope="module")
 def untrained_checkpoint(tmp_path_factory) -> Path:
     """An untrained model: it rarely produces EOS, so most sentences run to their limit, source

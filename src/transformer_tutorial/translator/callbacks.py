@@ -191,6 +191,7 @@ class SaveCheckpoints(Callback):
             meta = dataclasses.asdict(position) | {
                 "seed": self.args.seed,
                 "preset": self.args.preset,
+                "length_penalty": self.args.length_penalty,  # the translate command's default
                 "elapsed_s": time.perf_counter() - self.start,  # --max-minutes counts on
             }
             save_checkpoint(

@@ -30,6 +30,8 @@ from ..tokens import encode
 from .checkpoint import CheckpointError, load_checkpoint
 from .runenv import pick_device
 
+DEFAULT_LENGTH_PENALTY = 0.6  # the GNMT paper's alpha (chapter 15)
+
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
@@ -48,7 +50,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="sentences in the source language (default: read standard input)",
     )
     p.add_argument("--beam-size", type=int, default=1, help="1 = greedy search")
-    p.add_argument("--length-penalty", type=float, default=0.6)
+    p.add_argument(
+        "--length-penalty",
+        type=float,
+        help="alpha of beam search's length penalty (default: the one the run was evaluated "
+        f"with, or {DEFAULT_LENGTH_PENALTY} for a checkpoint that does not record it)",
+    )
     p.add_argument("--batch-size", type=int, default=64, help="at most this many sentences at once")
     p.add_argument(
         "--max-tokens",
@@ -83,12 +90,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if min(args.beam_size, args.batch_size, args.max_tokens) < 1:
             raise ValueError("--beam-size, --batch-size and --max-tokens must be at least 1.")
-        if not 0 <= args.length_penalty <= 10:  # NaN fails too
+        if args.length_penalty is not None and not 0 <= args.length_penalty <= 10:  # NaN too
             raise ValueError(
                 f"--length-penalty must be between 0 and 10, got {args.length_penalty}."
             )
         device = pick_device(args.device)
-        model, config, tokenizer, _ = load_checkpoint(args.checkpoint, device=device)
+        model, config, tokenizer, meta = load_checkpoint(args.checkpoint, device=device)
+        if args.length_penalty is None:
+            args.length_penalty = meta.get("length_penalty", DEFAULT_LENGTH_PENALTY)
         if args.beam_size > config.tgt_vocab_size:
             raise ValueError(
                 f"--beam-size must not exceed the vocabulary ({config.tgt_vocab_size})."
