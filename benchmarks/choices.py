@@ -99,7 +99,9 @@ def measure(
         "val_bleu_early": val_bleu(model, tokenizer, pair, val_pairs),
         "val_bleu_end": val[-1]["val_bleu"],
         "end_elapsed_s": val[-1]["elapsed_s"],
-        "validation": [{k: r[k] for k in ("step", "val_bleu", "elapsed_s")} for r in val],
+        "validation": [
+            {k: r[k] for k in ("step", "val_loss", "val_bleu", "elapsed_s")} for r in val
+        ],
     }
     if alphas:
         final, _, _, final_meta = load_checkpoint(kept[-1])
