@@ -111,6 +111,12 @@ def test_the_length_penalty_is_the_runs_unless_given(checkpoint, tmp_path, capsy
         )
         assert code == 0, err
         assert used == [alpha]
+    # A damaged record is refused with a message, not used.
+    broken = tmp_path / "broken"
+    save_checkpoint(broken / "checkpoints", model, config, tokenizer, step=1,
+                    meta={"length_penalty": "wide"})  # fmt: skip
+    code, _, err = run_main(["--checkpoint", str(broken), "--beam-size", "2", "Hallo"], capsys)
+    assert code == 2 and "recorded in the checkpoint" in err and "--length-penalty" in err
 
 
 @pytest.fixture(scope="module")

@@ -68,6 +68,14 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def check_length_penalty(alpha, what: str, hint: str = "") -> None:
+    """``None`` (not given) or a number from 0 to 10; NaN, text and the like are errors."""
+    if alpha is None:
+        return
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 <= alpha <= 10:
+        raise ValueError(f"{what} must be between 0 and 10, got {alpha!r}.{hint}")
+
+
 def read_stdin() -> list[str]:
     """Lines of standard input, decoded strictly as UTF-8 (a bad byte is an error, not a '?')."""
     data = sys.stdin.buffer.read()
@@ -90,14 +98,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if min(args.beam_size, args.batch_size, args.max_tokens) < 1:
             raise ValueError("--beam-size, --batch-size and --max-tokens must be at least 1.")
-        if args.length_penalty is not None and not 0 <= args.length_penalty <= 10:  # NaN too
-            raise ValueError(
-                f"--length-penalty must be between 0 and 10, got {args.length_penalty}."
-            )
+        check_length_penalty(args.length_penalty, "--length-penalty")
         device = pick_device(args.device)
         model, config, tokenizer, meta = load_checkpoint(args.checkpoint, device=device)
         if args.length_penalty is None:
             args.length_penalty = meta.get("length_penalty", DEFAULT_LENGTH_PENALTY)
+            check_length_penalty(
+                args.length_penalty,
+                "The length penalty recorded in the checkpoint's meta.json",
+                " Give --length-penalty to choose one.",
+            )
         if args.beam_size > config.tgt_vocab_size:
             raise ValueError(
                 f"--beam-size must not exceed the vocabulary ({config.tgt_vocab_size})."
