@@ -237,10 +237,13 @@ def noam_lr(step: int, d_model: int, warmup: int, factor: float = 1.0) -> float:
     return factor * d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
 
 
-def make_optimizer(model: nn.Module, lr: float = 1.0) -> torch.optim.Adam:
+def make_optimizer(
+    model: nn.Module, lr: float = 1.0, fused: bool | None = None
+) -> torch.optim.Adam:
     """Adam with the paper's betas (0.9, 0.98) and eps 1e-9. With ``noam_scheduler`` the ``lr``
-    here is the schedule's ``factor`` (1.0 in the paper)."""
-    return torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
+    here is the schedule's ``factor`` (1.0 in the paper). ``fused=True``: PyTorch's one-kernel
+    update, faster on CPUs and CUDA GPUs; ``None``: its default (one kernel per operation)."""
+    return torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9, fused=fused)
 
 
 def noam_scheduler(

@@ -104,6 +104,13 @@ def add_model_options(group: argparse._ArgumentGroup) -> None:
         help="pre-norm blocks (default: the preset's)",
     )
     group.add_argument("--clip-norm", type=float, default=1.0)
+    group.add_argument(
+        "--dropout-masks",
+        choices=["packed", "torch"],
+        default="packed",
+        help="how dropout masks are drawn on a CPU: packed = four from each 64-bit random "
+        "number, a third of the cost (translator/dropout.py); torch = nn.Dropout's own",
+    )
 
 
 def add_output_options(group: argparse._ArgumentGroup) -> None:

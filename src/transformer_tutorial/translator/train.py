@@ -47,6 +47,7 @@ from ..training import (
 )
 from ..transformer import Transformer, TransformerConfig, count_parameters
 from .callbacks import LogTraining, MetricsLog, SaveCheckpoints, TimeBudget, Validate
+from .dropout import use_packed_dropout
 from .checkpoint import (
     CheckpointError,
     latest_checkpoint,
@@ -267,7 +268,12 @@ class Training:
     ) -> Training:
         torch.manual_seed(args.seed)
         model = Transformer(config).to(rt.device)
-        optimizer = make_optimizer(model, lr=args.lr_factor)
+        if args.dropout_masks == "packed":
+            use_packed_dropout(model)  # the same dropout, cheaper masks on a CPU
+        # PyTorch's fused Adam: one kernel for the whole update, a third of the for-each one's
+        # time on a CPU (benchmarks/README.md); the same arithmetic up to rounding.
+        fused = rt.device.type in ("cpu", "cuda")
+        optimizer = make_optimizer(model, lr=args.lr_factor, fused=fused)
         scheduler = make_scheduler(args.lr_schedule, optimizer, args.d_model, args.warmup, progress)
         scaler = torch.amp.GradScaler("cuda") if rt.amp_dtype == torch.float16 else None
         return cls(args, rt, model, optimizer, scheduler, scaler, LoopPosition())
