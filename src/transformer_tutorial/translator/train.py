@@ -47,7 +47,6 @@ from ..training import (
 )
 from ..transformer import Transformer, TransformerConfig, count_parameters
 from .callbacks import LogTraining, MetricsLog, SaveCheckpoints, TimeBudget, Validate
-from .dropout import use_packed_dropout
 from .checkpoint import (
     CheckpointError,
     latest_checkpoint,
@@ -57,6 +56,7 @@ from .checkpoint import (
     verify_checkpoint,
     write_text_atomic,
 )
+from .dropout import use_packed_dropout
 from .options import MAX_LEN, build_parser, explicit_options, jsonable, resolve_args
 from .report import RunSummary, report
 from .runenv import Runtime, setup_runtime
