@@ -99,8 +99,11 @@ def test_quality_reads_the_committed_cpu_run(bench, capsys):
     assert "| epoch | step | wall time (min) | val loss | val BLEU |" in table
     val = payload["validation"]
     assert val and all(v["kind"] == "val" for v in val)
-    whole = [v["epoch"] for v in val if v["epoch"] == int(v["epoch"])]
-    assert whole == list(range(1, len(whole) + 1))  # then perhaps the final model's, in a pass
+    # One record after each pass (an int epoch), then perhaps the final model's, within a pass
+    # (a float epoch, rounded: one step into pass 8 reads 7.0).
+    passes = [v["epoch"] for v in val if isinstance(v["epoch"], int)]
+    assert passes == list(range(1, len(passes) + 1))
+    assert all(isinstance(v["epoch"], float) for v in val[len(passes) :])
     reached = payload["first_wall_time_s_at_val_bleu"]
     for level, seconds in reached.items():
         first = next((v for v in val if v["val_bleu"] >= float(level)), None)
@@ -113,3 +116,20 @@ def test_quality_without_a_run_directory_explains_itself(bench, tmp_path):
     quality = bench("quality")
     with pytest.raises(SystemExit, match="metrics.jsonl"):
         quality.main([str(tmp_path)])
+
+
+def test_cpu_step_times_the_translator_variants(bench, tmp_path, capsys):
+    cpu_step = bench("cpu_step")
+    out = tmp_path / "cpu_step.json"
+    payload = cpu_step.main(
+        ["--batch", "4", "--length", "6", "--warmup", "1", "--repeats", "2", "--profile-steps", "1"]
+        + ["--json", str(out)]
+    )
+    assert json.loads(out.read_text()) == payload
+    records = payload["results"]
+    assert [r["variant"] for r in records] == list(cpu_step.VARIANTS)
+    assert all(r["ms_per_step"] > 0 for r in records)
+    assert records[0]["speed_up_over_before"] == 1.0
+    assert "speed-up over before" in capsys.readouterr().out
+    for shares in payload["profiles"].values():
+        assert 0 < sum(shares.values()) <= 1 + 1e-9

@@ -1,9 +1,8 @@
 """Dropout whose random masks are cheap to draw on a CPU.
 
 On a CPU, ``nn.Dropout`` draws its mask with one call of a serial random-number generator per
-element. Our ``tiny`` translator is small enough for that to show: profiling one training step
-on 2 cores (``benchmarks/README.md``), the 16 ``nn.Dropout`` modules' masks took about a sixth
-of the step, more than the whole feed-forward computation they regularise.
+element. Our ``tiny`` translator is small enough for that to show: profiling its training step
+on 2 cores (``benchmarks/cpu_step.py``), drawing the masks took about a sixth of the step's time.
 
 ``PackedDropout`` draws one 64-bit random number for every four elements and reads it as four
 16-bit numbers, each uniform over the 65,536 values; an element is dropped when its number falls

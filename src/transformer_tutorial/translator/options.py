@@ -17,8 +17,8 @@ PRESETS: dict[str, dict[str, Any]] = {
     # for a 15-minute budget (chapter 16): a rate that falls to zero at the end, small batches
     # (ahead in a screen; level with 2,000 tokens at the full 15 minutes), dropout 0.1 (ahead of
     # none by 1.1 to 1.2 validation BLEU with beam search, two seeds each, in runs of 4,600 steps;
-    # level in the recorded run, which a slower hour cut to 3,800), and a length penalty that
-    # makes beam search's outputs about as long as the references.
+    # less in the recorded runs, which slower hours cut to 3,700-3,800), and a length penalty
+    # that makes beam search's outputs about as long as the references.
     "tiny": {"vocab_size": 4000, "d_model": 128, "layers": 2, "heads": 4, "d_ff": 512,
              "dropout": 0.1, "norm_first": True, "max_tokens": 1000, "warmup": 100,
              "lr_factor": 0.5, "lr_schedule": "linear", "label_smoothing": 0.1,
