@@ -20,6 +20,7 @@ from safetensors.torch import load_file
 
 from transformer_tutorial.data import load_multi30k, load_tatoeba_cmn
 from transformer_tutorial.translator.checkpoint import load_checkpoint
+from transformer_tutorial.translator.vocab import TokenizerPair
 
 TESTS = Path(__file__).resolve().parent  # crashes.py lives here
 TINY = [
@@ -308,3 +309,33 @@ def test_linear_schedule_runs_and_the_choices_benchmark_compares_runs(tmp_path, 
     speed = throughput.main([str(runs["linear"]), "--sentences", "4", "--repeats", "1"])
     assert [r["search"] for r in speed["results"]] == ["greedy", "beam 4"]
     assert all(r["sentences"] == 4 and r["sentences_per_second"] > 0 for r in speed["results"])
+
+
+def test_separate_vocabularies_train_checkpoint_translate_and_resume(tmp_path, data_dir):
+    run_dir = tmp_path / "separate"
+    result = run_train(data_dir, run_dir, "--target-vocab-size", "200", "--max-steps", "6")
+    assert result.returncode == 0, result.stderr
+    model, config, tokenizer, _ = load_checkpoint(run_dir)
+    assert isinstance(tokenizer, TokenizerPair)
+    assert (config.src_vocab_size, config.tgt_vocab_size) == (300, 200)
+    assert not config.share_embeddings and model.src_embed is not model.tgt_embed
+    assert model.output.weight is model.tgt_embed.embedding.weight  # still tied to the target
+    german, english = tokenizer.source.get_vocab(), tokenizer.target.get_vocab()
+    umlauts = [any(ch in piece for piece in vocab for ch in "äöü") for vocab in (german, english)]
+    assert umlauts == [True, False]  # each vocabulary learned from its own language only
+    attention = json.loads((run_dir / "attention.json").read_text())
+    assert all(t in english for a in attention for t in a["target_tokens"])
+    translated = subprocess.run(
+        [sys.executable, "-m", "transformer_tutorial.translate", "--checkpoint", str(run_dir)],
+        input="Ein Hund läuft.\n", capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert translated.returncode == 0, translated.stderr
+    assert len(translated.stdout.splitlines()) == 1
+    # A resumed run keeps its two vocabularies; asking for another size is refused.
+    refused = run_train(data_dir, run_dir, "--resume", "--target-vocab-size", "250", tiny=False)
+    assert refused.returncode == 2 and "--target-vocab-size 250 differs" in refused.stderr
+    again = run_train(data_dir, run_dir, "--resume", "--max-steps", "8", tiny=False)
+    assert again.returncode == 0, again.stderr
+    _, config_after, tokenizer_after, meta = load_checkpoint(run_dir)
+    assert meta["step"] == 8 and config_after == config
+    assert tokenizer_after.target.to_str() == tokenizer.target.to_str()

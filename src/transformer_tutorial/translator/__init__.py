@@ -24,7 +24,10 @@ sync):
 ``args.json``
     The resolved arguments (preset values filled in).
 ``tokenizer.json``
-    The tokenizer, trained on the training split only.
+    The tokenizer, trained on the training split only (the source language's, with
+    ``--target-vocab-size``).
+``target_tokenizer.json``
+    With ``--target-vocab-size`` only: the target language's own tokenizer.
 ``metrics.jsonl``
     One JSON object per line, appended as training goes; ``"kind"`` says which:
 

@@ -26,6 +26,7 @@ from .checkpoint import read_meta, save_checkpoint, write_text_atomic
 from .report import score
 from .runenv import Runtime
 from .schedule import BudgetProgress
+from .vocab import TokenizerPair
 
 
 class MetricsLog:
@@ -117,7 +118,7 @@ class Validate(Callback):
         self,
         rt: Runtime,
         model: Transformer,
-        tokenizer: Tokenizer,
+        tokenizer: Tokenizer | TokenizerPair,
         val_ids: list,
         val_pairs: list[tuple[str, str]],
         metrics: MetricsLog,
@@ -167,7 +168,7 @@ class SaveCheckpoints(Callback):
         rt: Runtime,
         model: Transformer,
         config: TransformerConfig,
-        tokenizer: Tokenizer,
+        tokenizer: Tokenizer | TokenizerPair,
         training_state: Callable[[], dict[str, Any]],
         start: float,
     ) -> None:

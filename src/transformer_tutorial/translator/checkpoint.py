@@ -5,7 +5,9 @@ A checkpoint is a directory::
     step-000120/
         model.safetensors   the weights (safetensors: plain tensors, no code is ever unpickled)
         config.json         the TransformerConfig, as JSON
-        tokenizer.json      the tokenizer, in the `tokenizers` library's own format
+        tokenizer.json      the tokenizer, in the `tokenizers` library's own format (the
+                            source language's, when each language has its own)
+        target_tokenizer.json   the target language's tokenizer, when each has its own
         state.pt            optimizer, scheduler, grad-scaler state and the data position
                             (read with torch.load(weights_only=True): tensors and plain values only)
         meta.json           step, epoch, batch position and anything else the trainer records
@@ -39,10 +41,12 @@ from tokenizers import Tokenizer
 from torch import nn
 
 from ..transformer import Transformer, TransformerConfig
+from .vocab import TokenizerPair, source_tokenizer
 
 MODEL_FILE = "model.safetensors"
 CONFIG_FILE = "config.json"
 TOKENIZER_FILE = "tokenizer.json"
+TARGET_TOKENIZER_FILE = "target_tokenizer.json"
 STATE_FILE = "state.pt"
 META_FILE = "meta.json"
 LATEST = "latest"
@@ -138,7 +142,7 @@ def save_checkpoint(
     directory: str | os.PathLike,
     model: nn.Module,
     config: TransformerConfig,
-    tokenizer: Tokenizer,
+    tokenizer: Tokenizer | TokenizerPair,
     *,
     step: int,
     training_state: dict[str, Any] | None = None,
@@ -170,7 +174,9 @@ def save_checkpoint(
         follow_umask(tmp, directory=True)
         save_model(_unwrap(model), str(tmp / MODEL_FILE))
         (tmp / CONFIG_FILE).write_text(config_to_json(config), encoding="utf-8")
-        tokenizer.save(str(tmp / TOKENIZER_FILE))
+        source_tokenizer(tokenizer).save(str(tmp / TOKENIZER_FILE))
+        if isinstance(tokenizer, TokenizerPair):
+            tokenizer.target.save(str(tmp / TARGET_TOKENIZER_FILE))
         if training_state is not None:
             torch.save(training_state, tmp / STATE_FILE)
         checksums = {f.name: sha256(f) for f in sorted(tmp.iterdir())}
@@ -290,9 +296,9 @@ def resolve_checkpoint(path: str | os.PathLike) -> Path:
 
 def load_checkpoint(
     path: str | os.PathLike, device: torch.device | str = "cpu"
-) -> tuple[Transformer, TransformerConfig, Tokenizer, dict[str, Any]]:
+) -> tuple[Transformer, TransformerConfig, Tokenizer | TokenizerPair, dict[str, Any]]:
     """Load a checkpoint for use: the model (in eval mode, on ``device``), its config, its
-    tokenizer and its ``meta.json``.
+    tokenizer (a ``TokenizerPair`` when each language has its own) and its ``meta.json``.
 
     Raises:
         CheckpointError: with a message for people when a file is missing or unreadable, or when the
@@ -312,10 +318,9 @@ def load_checkpoint(
         raise CheckpointError(f"{ckpt / CONFIG_FILE} is not a valid model config: {err}") from None
     except OSError as err:
         raise CheckpointError(f"{ckpt / CONFIG_FILE} cannot be read ({err.strerror}).") from None
-    try:
-        tokenizer = Tokenizer.from_file(str(ckpt / TOKENIZER_FILE))
-    except Exception as err:  # the tokenizers library raises a bare Exception on bad JSON
-        raise CheckpointError(f"{ckpt / TOKENIZER_FILE} is not a valid tokenizer: {err}") from None
+    tokenizer = read_tokenizer(ckpt / TOKENIZER_FILE)
+    if (ckpt / TARGET_TOKENIZER_FILE).is_file():
+        tokenizer = TokenizerPair(tokenizer, read_tokenizer(ckpt / TARGET_TOKENIZER_FILE))
     model = Transformer(config)
     load_weights(model, ckpt / MODEL_FILE)
     meta: dict[str, Any] = {}
@@ -324,12 +329,27 @@ def load_checkpoint(
             meta = json.loads((ckpt / META_FILE).read_text(encoding="utf-8"))
         except (ValueError, UnicodeDecodeError):
             meta = {}
-    if tokenizer.get_vocab_size() > min(config.src_vocab_size, config.tgt_vocab_size):
-        raise CheckpointError(
-            f"the tokenizer of {ckpt} has {tokenizer.get_vocab_size()} tokens but the model only "
-            f"{min(config.src_vocab_size, config.tgt_vocab_size)}; they belong to different runs."
-        )
+    if isinstance(tokenizer, TokenizerPair):
+        sides = [("source", tokenizer.source, config.src_vocab_size)]
+        sides.append(("target", tokenizer.target, config.tgt_vocab_size))
+    else:
+        sides = [("", tokenizer, min(config.src_vocab_size, config.tgt_vocab_size))]
+    for side, side_tokenizer, model_size in sides:
+        if side_tokenizer.get_vocab_size() > model_size:
+            raise CheckpointError(
+                f"the {side + ' ' if side else ''}tokenizer of {ckpt} has "
+                f"{side_tokenizer.get_vocab_size()} tokens but the model only {model_size}; "
+                "they belong to different runs."
+            )
     return model.to(device).eval(), config, tokenizer, meta
+
+
+def read_tokenizer(path: Path) -> Tokenizer:
+    """A tokenizer file of a checkpoint, or a ``CheckpointError`` that says what is wrong."""
+    try:
+        return Tokenizer.from_file(str(path))
+    except Exception as err:  # the tokenizers library raises a bare Exception on bad JSON
+        raise CheckpointError(f"{path} is not a valid tokenizer: {err}") from None
 
 
 def load_weights(model: nn.Module, path: str | os.PathLike) -> None:

@@ -103,6 +103,12 @@ def add_model_options(group: argparse._ArgumentGroup) -> None:
         action=argparse.BooleanOptionalAction,
         help="pre-norm blocks (default: the preset's)",
     )
+    group.add_argument(
+        "--target-vocab-size",
+        type=int,
+        help="give the target language a vocabulary of its own with this many entries (the "
+        "source's is --vocab-size); default: one vocabulary shared by both languages",
+    )
     group.add_argument("--clip-norm", type=float, default=1.0)
     group.add_argument(
         "--dropout-masks",
@@ -156,7 +162,7 @@ def explicit_options(parser: argparse.ArgumentParser, argv: list[str] | None) ->
 FIXED_ON_RESUME = (
     "preset", "pair", "seed", "vocab_size", "d_model", "layers", "heads", "d_ff", "dropout",
     "max_tokens", "warmup", "lr_factor", "lr_schedule", "label_smoothing", "norm_first", "clip_norm",
-    "train_sentences",
+    "train_sentences", "target_vocab_size",
 )  # fmt: skip
 
 
@@ -205,7 +211,8 @@ def read_saved_args(path: Path) -> dict[str, Any]:
 def check_values(args: argparse.Namespace) -> None:
     """Refuse values that would mean something odd (a zero budget, NaN, an empty data set)."""
     at_least_one = ("max_steps", "epochs", "checkpoint_every", "log_every", "beam_size",
-                    "max_tokens", "train_sentences", "keep_checkpoints", "samples")  # fmt: skip
+                    "max_tokens", "train_sentences", "keep_checkpoints", "samples",
+                    "target_vocab_size")  # fmt: skip
     for name in at_least_one:
         value = getattr(args, name)
         if value is not None and value < 1:

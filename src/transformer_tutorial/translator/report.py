@@ -29,6 +29,7 @@ from ..transformer import Transformer, count_parameters
 from .checkpoint import write_text_atomic
 from .options import jsonable
 from .runenv import Runtime, git_commit, hardware
+from .vocab import TokenizerPair, source_tokenizer, target_tokenizer
 
 
 @dataclasses.dataclass
@@ -46,7 +47,7 @@ def report(
     args: argparse.Namespace,
     rt: Runtime,
     model: Transformer,
-    tokenizer: Tokenizer,
+    tokenizer: Tokenizer | TokenizerPair,
     pair: LanguagePair,
     test_pairs: list[tuple[str, str]],
     summary: RunSummary,
@@ -104,11 +105,16 @@ def report(
 
 
 def attention_record(
-    model: Transformer, tokenizer: Tokenizer, source: str, hypothesis: str, device: torch.device
+    model: Transformer,
+    tokenizer: Tokenizer | TokenizerPair,
+    source: str,
+    hypothesis: str,
+    device: torch.device,
 ) -> dict[str, Any]:
     """Encoder self-attention and cross-attention of one sentence and its translation."""
-    (src_ids,) = encode(tokenizer, [source])
-    (hyp_ids,) = encode(tokenizer, [hypothesis])
+    src_tokenizer, tgt_tokenizer = source_tokenizer(tokenizer), target_tokenizer(tokenizer)
+    (src_ids,) = encode(src_tokenizer, [source])
+    (hyp_ids,) = encode(tgt_tokenizer, [hypothesis])
     max_len = model.config.max_len
     src_ids, tgt_ids = src_ids[: max_len - 1] + [EOS_ID], [BOS_ID] + hyp_ids[: max_len - 1]
     maps = model.attention_weights(
@@ -121,8 +127,8 @@ def attention_record(
     return {
         "source": source,
         "hypothesis": hypothesis,
-        "source_tokens": [tokenizer.id_to_token(i) for i in src_ids],
-        "target_tokens": [tokenizer.id_to_token(i) for i in tgt_ids],
+        "source_tokens": [src_tokenizer.id_to_token(i) for i in src_ids],
+        "target_tokens": [tgt_tokenizer.id_to_token(i) for i in tgt_ids],
         "encoder_self_attention": rounded(maps.encoder_self),
         "decoder_cross_attention": rounded(maps.cross),
     }

@@ -36,7 +36,7 @@ import torch
 from tokenizers import Tokenizer
 
 from ..data import PAIRS, DataNotFoundError, LanguagePair
-from ..tokens import encode_pairs, train_tokenizer
+from ..tokens import train_tokenizer
 from ..training import (
     Callback,
     LabelSmoothingLoss,
@@ -61,6 +61,7 @@ from .options import MAX_LEN, build_parser, explicit_options, jsonable, resolve_
 from .report import RunSummary, report
 from .runenv import Runtime, setup_runtime
 from .schedule import BudgetProgress, make_scheduler
+from .vocab import TokenizerPair, encode_translation_pairs, source_tokenizer, target_tokenizer
 
 # --- the run, step by step ------------------------------------------------------------------
 
@@ -74,13 +75,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         pairs = {split: pair.load(split, data_dir=args.data_dir) for split in SPLITS}
         pairs["train"] = pairs["train"][: args.train_sentences]
         tokenizer = load_or_train_tokenizer(args, rt, pair, pairs["train"], resume_from)
-        train_ids = encode_pairs(tokenizer, pairs["train"], max_len=MAX_LEN)
-        val_ids = encode_pairs(tokenizer, pairs["val"], max_len=MAX_LEN)
+        train_ids = encode_translation_pairs(tokenizer, pairs["train"], max_len=MAX_LEN)
+        val_ids = encode_translation_pairs(tokenizer, pairs["val"], max_len=MAX_LEN)
         progress = None
         if args.lr_schedule == "linear":
             epochs = None if args.epochs is None else epoch_steps(args, train_ids, rt.world_size)
             progress = BudgetProgress(args.max_steps, args.max_minutes, epochs)
-        t = Training.build(args, rt, build_config(args, tokenizer.get_vocab_size()), progress)
+        t = Training.build(args, rt, build_config(args, tokenizer), progress)
         if resume_from is not None:
             start -= t.restore(resume_from)  # times count on from the interrupted run's
         if progress is not None:
@@ -215,23 +216,31 @@ def load_or_train_tokenizer(
     pair: LanguagePair,
     train_pairs: list,
     resume_from: Path | None,
-) -> Tokenizer:
-    """The run's tokenizer: the checkpoint's, or trained by process 0 on the training split."""
-    if resume_from is not None:
-        return Tokenizer.from_file(str(resume_from / "tokenizer.json"))
-    path = args.run_dir / "tokenizer.json"
-    if rt.is_main:
-        texts = [s for sentences in train_pairs for s in sentences]
-        tokenizer = train_tokenizer(texts, args.vocab_size, normalization=pair.normalization)
-        write_text_atomic(path, tokenizer.to_str())
+) -> Tokenizer | TokenizerPair:
+    """The run's tokenizer: the checkpoint's, or trained by process 0 on the training split;
+    with ``--target-vocab-size``, a ``TokenizerPair``, one vocabulary for each language."""
+    folder = resume_from if resume_from is not None else args.run_dir
+    files = {"source": folder / "tokenizer.json"}  # the shared one, without --target-vocab-size
+    if args.target_vocab_size is not None:
+        files["target"] = folder / "target_tokenizer.json"
+    if resume_from is None and rt.is_main:
+        sides = {"source": [s for s, _ in train_pairs], "target": [t for _, t in train_pairs]}
+        for side, path in files.items():
+            texts = sides[side] if len(files) == 2 else sides["source"] + sides["target"]
+            size = args.target_vocab_size if side == "target" else args.vocab_size
+            tokenizer = train_tokenizer(texts, size, normalization=pair.normalization)
+            write_text_atomic(path, tokenizer.to_str())
     rt.barrier()
-    return Tokenizer.from_file(str(path))
+    loaded = {side: Tokenizer.from_file(str(path)) for side, path in files.items()}
+    return TokenizerPair(**loaded) if len(loaded) == 2 else loaded["source"]
 
 
-def build_config(args: argparse.Namespace, vocab_size: int) -> TransformerConfig:
+def build_config(
+    args: argparse.Namespace, tokenizer: Tokenizer | TokenizerPair
+) -> TransformerConfig:
     return TransformerConfig(
-        src_vocab_size=vocab_size,
-        tgt_vocab_size=vocab_size,
+        src_vocab_size=source_tokenizer(tokenizer).get_vocab_size(),
+        tgt_vocab_size=target_tokenizer(tokenizer).get_vocab_size(),
         d_model=args.d_model,
         num_heads=args.heads,
         num_encoder_layers=args.layers,
@@ -240,7 +249,7 @@ def build_config(args: argparse.Namespace, vocab_size: int) -> TransformerConfig
         dropout=args.dropout,
         max_len=MAX_LEN,
         norm_first=args.norm_first,
-        share_embeddings=True,  # one joint vocabulary (chapter 14)
+        share_embeddings=not isinstance(tokenizer, TokenizerPair),  # one joint vocabulary
         tie_output=True,
         fused_attention=not args.no_fused_attention,
     )
