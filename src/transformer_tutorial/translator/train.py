@@ -279,8 +279,8 @@ class Training:
         model = Transformer(config).to(rt.device)
         if args.dropout_masks == "packed":
             use_packed_dropout(model)  # the same dropout, cheaper masks on a CPU
-        # PyTorch's fused Adam: one kernel for the whole update, a third of the for-each one's
-        # time on a CPU (benchmarks/README.md); the same arithmetic up to rounding.
+        # PyTorch's fused Adam: one kernel for the whole update, about a third of the for-each
+        # update's time for the tiny model on a CPU; the same arithmetic up to rounding.
         fused = rt.device.type in ("cpu", "cuda")
         optimizer = make_optimizer(model, lr=args.lr_factor, fused=fused)
         scheduler = make_scheduler(args.lr_schedule, optimizer, args.d_model, args.warmup, progress)
