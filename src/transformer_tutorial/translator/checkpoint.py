@@ -41,7 +41,7 @@ from tokenizers import Tokenizer
 from torch import nn
 
 from ..transformer import Transformer, TransformerConfig
-from .vocab import TokenizerPair, source_tokenizer
+from .vocab import TokenizerPair, source_tokenizer, target_tokenizer
 
 MODEL_FILE = "model.safetensors"
 CONFIG_FILE = "config.json"
@@ -329,17 +329,16 @@ def load_checkpoint(
             meta = json.loads((ckpt / META_FILE).read_text(encoding="utf-8"))
         except (ValueError, UnicodeDecodeError):
             meta = {}
-    if isinstance(tokenizer, TokenizerPair):
-        sides = [("source", tokenizer.source, config.src_vocab_size)]
-        sides.append(("target", tokenizer.target, config.tgt_vocab_size))
-    else:
-        sides = [("", tokenizer, min(config.src_vocab_size, config.tgt_vocab_size))]
-    for side, side_tokenizer, model_size in sides:
+    sides = {  # the same tokenizer twice when both languages share it
+        "source": (source_tokenizer(tokenizer), config.src_vocab_size),
+        "target": (target_tokenizer(tokenizer), config.tgt_vocab_size),
+    }
+    for side, (side_tokenizer, model_size) in sides.items():
         if side_tokenizer.get_vocab_size() > model_size:
             raise CheckpointError(
-                f"the {side + ' ' if side else ''}tokenizer of {ckpt} has "
-                f"{side_tokenizer.get_vocab_size()} tokens but the model only {model_size}; "
-                "they belong to different runs."
+                f"the {side} tokenizer of {ckpt} has {side_tokenizer.get_vocab_size()} tokens "
+                f"but the model's {side} vocabulary only {model_size}; they belong to different "
+                "runs."
             )
     return model.to(device).eval(), config, tokenizer, meta
 
