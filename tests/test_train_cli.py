@@ -25,7 +25,8 @@ from transformer_tutorial.translator.vocab import TokenizerPair
 TESTS = Path(__file__).resolve().parent  # crashes.py lives here
 TINY = [
     "--vocab-size", "300", "--d-model", "32", "--layers", "1", "--heads", "2", "--d-ff", "64",
-    "--max-tokens", "600", "--warmup", "10", "--beam-size", "2", "--no-progress",
+    "--target-vocab-size", "200", "--max-tokens", "600", "--warmup", "10", "--beam-size", "2",
+    "--no-progress",
     "--log-every", "1",
 ]  # fmt: skip
 
@@ -267,8 +268,9 @@ def test_chinese_english_through_the_same_command(tmp_path, data_dir, pair):
     samples = json.loads((run_dir / "samples.json").read_text())
     chinese_side = "reference" if pair.endswith("zh") else "source"
     assert all(any("\u4e00" <= ch <= "\u9fff" for ch in s[chinese_side]) for s in samples)
-    _, _, tokenizer, _ = load_checkpoint(run_dir)
-    assert tokenizer.normalizer.normalize_str("你好，世界！") == "你好,世界!"  # NFKC
+    _, _, tokenizers, _ = load_checkpoint(run_dir)
+    for tokenizer in (tokenizers.source, tokenizers.target):
+        assert tokenizer.normalizer.normalize_str("你好，世界！") == "你好,世界!"  # NFKC
     # --resume restores the pair from args.json: the finished run is evaluated again, not mixed.
     again = run_train(data_dir, run_dir, "--resume", tiny=False)
     assert again.returncode == 0, again.stderr
@@ -313,7 +315,7 @@ def test_linear_schedule_runs_and_the_choices_benchmark_compares_runs(tmp_path, 
 
 def test_separate_vocabularies_train_checkpoint_translate_and_resume(tmp_path, data_dir):
     run_dir = tmp_path / "separate"
-    result = run_train(data_dir, run_dir, "--target-vocab-size", "200", "--max-steps", "6")
+    result = run_train(data_dir, run_dir, "--max-steps", "6")  # TINY: --target-vocab-size 200
     assert result.returncode == 0, result.stderr
     model, config, tokenizer, _ = load_checkpoint(run_dir)
     assert isinstance(tokenizer, TokenizerPair)
@@ -339,3 +341,27 @@ def test_separate_vocabularies_train_checkpoint_translate_and_resume(tmp_path, d
     _, config_after, tokenizer_after, meta = load_checkpoint(run_dir)
     assert meta["step"] == 8 and config_after == config
     assert tokenizer_after.target.to_str() == tokenizer.target.to_str()
+
+
+@pytest.mark.slow  # two short training runs
+def test_target_vocab_size_0_shares_one_vocabulary_and_older_runs_resume_shared(tmp_path, data_dir):
+    run_dir = tmp_path / "shared"
+    result = run_train(data_dir, run_dir, "--target-vocab-size", "0", "--max-steps", "4")
+    assert result.returncode == 0, result.stderr
+    model, config, tokenizer, _ = load_checkpoint(run_dir)
+    assert not isinstance(tokenizer, TokenizerPair)
+    assert config.src_vocab_size == config.tgt_vocab_size == tokenizer.get_vocab_size() == 300
+    assert config.share_embeddings and model.src_embed is model.tgt_embed
+    assert not (run_dir / "target_tokenizer.json").exists()
+    # A run saved before the preset named a target vocabulary has no value for it: it resumes
+    # with its one shared vocabulary, not the preset's two.
+    saved_path = run_dir / "args.json"
+    saved = json.loads(saved_path.read_text())
+    saved["target_vocab_size"] = None
+    saved_path.write_text(json.dumps(saved))
+    again = run_train(data_dir, run_dir, "--resume", "--max-steps", "6", tiny=False)
+    assert again.returncode == 0, again.stderr
+    _, config_after, tokenizer_after, meta = load_checkpoint(run_dir)
+    assert meta["step"] == 6 and config_after == config
+    assert not isinstance(tokenizer_after, TokenizerPair)
+    assert json.loads(saved_path.read_text())["target_vocab_size"] == 0

@@ -218,10 +218,10 @@ def load_or_train_tokenizer(
     resume_from: Path | None,
 ) -> Tokenizer | TokenizerPair:
     """The run's tokenizer: the checkpoint's, or trained by process 0 on the training split;
-    with ``--target-vocab-size``, a ``TokenizerPair``, one vocabulary for each language."""
+    with a ``--target-vocab-size`` above 0, a ``TokenizerPair`` (a vocabulary for each language)."""
     folder = resume_from if resume_from is not None else args.run_dir
     files = {"source": folder / "tokenizer.json"}  # the shared one, without --target-vocab-size
-    if args.target_vocab_size is not None:
+    if args.target_vocab_size:
         files["target"] = folder / "target_tokenizer.json"
     if resume_from is None and rt.is_main:
         sides = {"source": [s for s, _ in train_pairs], "target": [t for _, t in train_pairs]}
