@@ -353,11 +353,11 @@ def test_target_vocab_size_0_shares_one_vocabulary_and_older_runs_resume_shared(
     assert config.src_vocab_size == config.tgt_vocab_size == tokenizer.get_vocab_size() == 300
     assert config.share_embeddings and model.src_embed is model.tgt_embed
     assert not (run_dir / "target_tokenizer.json").exists()
-    # A run saved before the preset named a target vocabulary has no value for it: it resumes
-    # with its one shared vocabulary, not the preset's two.
+    # A run saved before the option existed has no value for it: it resumes with its one shared
+    # vocabulary, not the preset's two.
     saved_path = run_dir / "args.json"
     saved = json.loads(saved_path.read_text())
-    saved["target_vocab_size"] = None
+    del saved["target_vocab_size"]
     saved_path.write_text(json.dumps(saved))
     again = run_train(data_dir, run_dir, "--resume", "--max-steps", "6", tiny=False)
     assert again.returncode == 0, again.stderr

@@ -177,9 +177,9 @@ def resolve_args(args: argparse.Namespace, explicit: set[str] | None = None) -> 
     saved_path = Path(args.run_dir) / "args.json"
     if args.resume and saved_path.is_file():
         saved = read_saved_args(saved_path)
+        if saved.get("target_vocab_size") is None:  # saved before the preset had two vocabularies
+            saved["target_vocab_size"] = 0  # so the run keeps its one shared vocabulary
         for key, value in saved.items():
-            if key == "target_vocab_size" and value is None:
-                value = 0  # saved before the option had a preset value: one shared vocabulary
             if key in FIXED_ON_RESUME and key in explicit and getattr(args, key) != value:
                 flag = "--" + key.replace("_", "-")
                 raise ValueError(
