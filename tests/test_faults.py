@@ -67,6 +67,7 @@ def test_a_started_run_is_not_overwritten_and_a_fresh_dir_cannot_be_resumed(tmp_
         ("--length-penalty", "nan", "between 0 and 10"),
         ("--dropout", "1.0", "below 1"),
         ("--clip-norm", "inf", "positive"),
+        ("--target-vocab-size", "-1", "0 (one vocabulary for both languages) or a size"),
     ],
 )
 def test_options_that_would_mean_something_odd_are_refused(tmp_path, capsys, option, value, words):

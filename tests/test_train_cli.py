@@ -26,8 +26,7 @@ TESTS = Path(__file__).resolve().parent  # crashes.py lives here
 TINY = [
     "--vocab-size", "300", "--d-model", "32", "--layers", "1", "--heads", "2", "--d-ff", "64",
     "--target-vocab-size", "200", "--max-tokens", "600", "--warmup", "10", "--beam-size", "2",
-    "--no-progress",
-    "--log-every", "1",
+    "--no-progress", "--log-every", "1",
 ]  # fmt: skip
 
 

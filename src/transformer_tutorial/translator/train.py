@@ -220,7 +220,7 @@ def load_or_train_tokenizer(
     """The run's tokenizer: the checkpoint's, or trained by process 0 on the training split;
     with a ``--target-vocab-size`` above 0, a ``TokenizerPair`` (a vocabulary for each language)."""
     folder = resume_from if resume_from is not None else args.run_dir
-    files = {"source": folder / "tokenizer.json"}  # the shared one, without --target-vocab-size
+    files = {"source": folder / "tokenizer.json"}  # the shared one with --target-vocab-size 0
     if args.target_vocab_size:
         files["target"] = folder / "target_tokenizer.json"
     if resume_from is None and rt.is_main:
