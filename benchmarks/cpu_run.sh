@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The real CPU run of chapter 16: the `tiny` preset on 2 CPU cores with a 15-minute training
-# budget, then the BLEU-against-time curve from its checkpoints, then a copy of the small result
-# files (no weights) into results/translator/tiny-cpu/ for the chapter to read.
+# budget, then the BLEU-against-time curve from its checkpoints (test set) and checkpoint
+# averaging by the minute (validation set), then a copy of the small result files (no weights)
+# into results/translator/tiny-cpu/ for the chapter to read.
 #
 #     bash benchmarks/cpu_run.sh                  # needs the Multi30k files (see below)
 #     PAIR=zh-en bash benchmarks/cpu_run.sh       # Chinese→English on Tatoeba's pairs
@@ -56,6 +57,11 @@ echo "load average after: $LOAD_AFTER"
 # Test BLEU of every checkpoint (greedy), after the run: the denser curve of the chapter.
 "$PYTHON" benchmarks/quality.py "$RUN_DIR" --checkpoints --threads "$THREADS" \
   --json "$OUT/bleu_curve.json"
+
+# Validation BLEU of the last checkpoint by each minute, alone and averaged with the two saved
+# before it (checkpoint averaging, chapter 16.9).
+"$PYTHON" benchmarks/averaging.py "$RUN_DIR" --last 3 --threads "$THREADS" \
+  --json "$OUT/averaging.json"
 
 # The translate command on a few sentences that are not in the data, as a reader would use it.
 SRC=${PAIR%-*}

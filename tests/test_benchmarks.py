@@ -118,6 +118,60 @@ def test_quality_without_a_run_directory_explains_itself(bench, tmp_path):
         quality.main([str(tmp_path)])
 
 
+def test_averaging_scores_the_last_checkpoints_by_each_minute(bench, tmp_path, capsys, monkeypatch):
+    import dataclasses
+
+    import torch
+
+    from transformer_tutorial.data import PAIRS
+    from transformer_tutorial.decoding import translate
+    from transformer_tutorial.tokens import train_tokenizer
+    from transformer_tutorial.transformer import Transformer, TransformerConfig
+    from transformer_tutorial.translator.checkpoint import load_checkpoint, save_checkpoint
+    from transformer_tutorial.translator.report import score
+
+    val = [("Ein Hund läuft.", "A dog runs."), ("Zwei Kinder spielen.", "Two children play.")]
+    monkeypatch.setitem(
+        PAIRS, "de-en", dataclasses.replace(PAIRS["de-en"], load=lambda *a, **k: val)
+    )
+    tokenizer = train_tokenizer([s for p in val * 5 for s in p], vocab_size=60, min_frequency=1)
+    V = tokenizer.get_vocab_size()
+    config = TransformerConfig(
+        src_vocab_size=V, tgt_vocab_size=V, d_model=16, num_heads=2, num_encoder_layers=1,
+        num_decoder_layers=1, d_ff=32, dropout=0.0, max_len=24, share_embeddings=True,
+    )  # fmt: skip
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "args.json").write_text(json.dumps({"pair": "de-en", "run_dir": str(run)}))
+    train = [{"kind": "train", "step": s, "elapsed_s": 25.0 * s} for s in range(1, 9)]
+    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in train))
+    torch.manual_seed(0)
+    for step in range(1, 9):  # a checkpoint at every step, 25 s apart
+        model = Transformer(config)
+        save_checkpoint(run / "checkpoints", model, config, tokenizer, step=step, keep_last=None)
+    out = tmp_path / "averaging.json"
+    averaging = bench("averaging")
+    payload = averaging.main([str(run), "--last", "1", "3", "--every", "2", "--json", str(out)])
+    assert json.loads(out.read_text()) == json.loads(json.dumps(payload))
+    (result,) = payload["runs"]
+    assert "run_dir" not in result["args"]
+    rows = result["points"]
+    # every whole minute of the run (200 s), and its end; only even steps (--every 2)
+    assert [r["minutes"] for r in rows] == [1, 2, 3, pytest.approx(200 / 60)]
+    assert [r["step"] for r in rows] == [2, 4, 6, 8]  # 50, 100, 150, 200 s
+    assert "val_bleu_last_3" not in rows[0] and "val_bleu_last_3" not in rows[1]  # too few
+    assert [rows[2]["steps_last_3"], rows[3]["steps_last_3"]] == [[2, 4, 6], [4, 6, 8]]
+    for r in rows:
+        model, _, tok, _ = load_checkpoint(run / "checkpoints" / f"step-{r['step']:06d}")
+        alone = score(
+            PAIRS["de-en"], translate(model, tok, [s for s, _ in val]), [t for _, t in val]
+        )
+        assert r["val_bleu"] == r["val_bleu_last_1"] == alone[0].score
+    assert "| by | step | saved at (min) | alone | K = 1 | K = 3 |" in capsys.readouterr().out
+    by_step = averaging.main([str(run), "--steps", "5", "7", "--last", "2"])["runs"][0]
+    assert [(r["step"], r["steps_last_2"]) for r in by_step["points"]] == [(5, [4, 5]), (7, [6, 7])]
+
+
 def test_cpu_step_times_the_translator_variants(bench, tmp_path, capsys):
     cpu_step = bench("cpu_step")
     out = tmp_path / "cpu_step.json"

@@ -24,6 +24,8 @@ from transformer_tutorial.training import (
 from transformer_tutorial.transformer import Transformer, TransformerConfig
 from transformer_tutorial.translator.checkpoint import (
     CheckpointError,
+    average_checkpoints,
+    last_checkpoints,
     latest_checkpoint,
     load_checkpoint,
     load_training_state,
@@ -130,6 +132,47 @@ def test_resolve_accepts_run_dir_checkpoint_dir_and_step_dir(tmp_path, tokenizer
     (tmp_path / "empty").mkdir()
     with pytest.raises(CheckpointError, match="holds no checkpoint"):
         resolve_checkpoint(tmp_path / "empty")
+
+
+def test_averaging_is_the_mean_of_the_weights_of_the_checkpoints_up_to_one(tmp_path, tokenizer):
+    config = tiny_config(tokenizer)
+    folder = tmp_path / "run" / "checkpoints"
+    model, optimizer, scheduler, batch = trained_model(tokenizer, config)
+    states = {}
+    for step in (3, 4, 5, 6):  # one more training step between checkpoints
+        train_step(model, batch, LabelSmoothingLoss(0.1), optimizer, scheduler)
+        save_checkpoint(folder, model, config, tokenizer, step=step, keep_last=None)
+        states[step] = {k: v.clone() for k, v in model.state_dict().items()}
+    # The checkpoint a path means, and the ones saved before it: never the ones after.
+    assert [p.name for p in last_checkpoints(folder / "step-000005", 2)] == [
+        "step-000004", "step-000005"
+    ]  # fmt: skip
+    chosen = last_checkpoints(tmp_path / "run", 3)  # a run directory means its latest
+    assert [p.name for p in chosen] == ["step-000004", "step-000005", "step-000006"]
+    averaged, averaged_config, _, meta = average_checkpoints(chosen)
+    assert averaged_config == config and meta["step"] == 6
+    assert meta["averaged_steps"] == [4, 5, 6]
+    moved = 0
+    for name, tensor in averaged.state_dict().items():
+        mean = (states[4][name] + states[5][name] + states[6][name]) / 3
+        torch.testing.assert_close(tensor, mean, rtol=0, atol=1e-6)
+        moved += not torch.equal(states[4][name], states[6][name])
+        if torch.equal(states[4][name], states[6][name]):  # kept bit for bit, not recomputed
+            assert torch.equal(tensor, states[6][name])
+    assert moved > 10  # the weights really differ between the checkpoints
+    # Tied weights stay tied: the output projection is still the target embedding.
+    assert averaged.output.weight.data_ptr() == averaged.tgt_embed.embedding.weight.data_ptr()
+    alone, _, _, _ = average_checkpoints(last_checkpoints(folder, 1))
+    for a, b in zip(alone.state_dict().values(), states[6].values(), strict=True):
+        assert torch.equal(a, b)
+    with pytest.raises(CheckpointError, match="needs 5 up to step-000006, but .* has 4"):
+        last_checkpoints(folder, 5)
+    with pytest.raises(ValueError, match="1 or more"):
+        last_checkpoints(folder, 0)
+    other = tiny_config(tokenizer, d_ff=64)
+    save_checkpoint(folder, Transformer(other), other, tokenizer, step=7, keep_last=None)
+    with pytest.raises(CheckpointError, match="another model config"):
+        average_checkpoints(last_checkpoints(folder, 2))
 
 
 def test_a_crash_while_saving_leaves_the_previous_checkpoint(tmp_path, tokenizer):

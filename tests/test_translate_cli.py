@@ -25,7 +25,12 @@ from transformer_tutorial.training import (
     train_step,
 )
 from transformer_tutorial.transformer import Transformer, TransformerConfig
-from transformer_tutorial.translator.checkpoint import load_checkpoint, save_checkpoint
+from transformer_tutorial.translator.checkpoint import (
+    average_checkpoints,
+    last_checkpoints,
+    load_checkpoint,
+    save_checkpoint,
+)
 from transformer_tutorial.translator.translate import main
 
 PAIRS = [
@@ -198,6 +203,34 @@ def test_overlong_lines_are_cut_with_a_warning(checkpoint, capsys):
     assert code == 0
     assert len(out.splitlines()) == 2 and out.splitlines()[0]
     assert "warning: line 2 has" in err and "cut to its first 23 tokens" in err
+
+
+def test_average_translates_with_the_mean_of_the_last_checkpoints(checkpoint, tmp_path, capsys):
+    model, config, tokenizer, _ = load_checkpoint(checkpoint)
+    folder = tmp_path / "run" / "checkpoints"
+    save_checkpoint(folder, model, config, tokenizer, step=150, keep_last=None)
+    torch.manual_seed(1)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.5 * torch.randn_like(p))  # a later checkpoint, far from the first
+    save_checkpoint(folder, model, config, tokenizer, step=151, keep_last=None)
+    sources = [de for de, _ in PAIRS]
+    averaged, _, _, meta = average_checkpoints(last_checkpoints(folder, 2))
+    assert meta["averaged_steps"] == [150, 151]
+    expected = {
+        "1": translate(model, tokenizer, sources),
+        "2": translate(averaged, tokenizer, sources),
+    }
+    assert expected["1"] != expected["2"]  # the option changes what is translated with
+    for count, lines in expected.items():
+        code, out, err = run_main(
+            ["--checkpoint", str(tmp_path / "run"), "--average", count, *sources], capsys
+        )
+        assert code == 0, err
+        assert out.splitlines() == lines
+    for count, fragment in (("3", "needs 3 up to step-000151"), ("0", "--average")):
+        code, out, err = run_main(["--checkpoint", str(folder), "--average", count, "Hund"], capsys)
+        assert code == 2 and out == "" and fragment in err and "Traceback" not in err, err
 
 
 def test_bad_checkpoints_are_errors(checkpoint, tmp_path, capsys):

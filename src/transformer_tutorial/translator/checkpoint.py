@@ -343,6 +343,61 @@ def load_checkpoint(
     return model.to(device).eval(), config, tokenizer, meta
 
 
+def last_checkpoints(path: str | os.PathLike, count: int) -> list[Path]:
+    """The checkpoint that ``path`` means (as for ``load_checkpoint``) and the ``count - 1``
+    complete ``step-*`` directories saved before it in its folder, oldest first."""
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f"count must be a whole number of checkpoints, 1 or more; got {count!r}")
+    newest = resolve_checkpoint(path)
+    up_to = [p for p in sorted(newest.parent.glob("step-*")) if _is_complete(p)]
+    up_to = up_to[: up_to.index(newest) + 1] if newest in up_to else [newest]
+    if len(up_to) < count:
+        raise CheckpointError(
+            f"averaging {count} checkpoints needs {count} up to {newest.name}, but "
+            f"{newest.parent} has {len(up_to)}; ask for fewer, or train with a larger "
+            "--keep-checkpoints."
+        )
+    return up_to[-count:]
+
+
+def average_checkpoints(
+    checkpoints: list[str | os.PathLike], device: torch.device | str = "cpu"
+) -> tuple[Transformer, TransformerConfig, Tokenizer | TokenizerPair, dict[str, Any]]:
+    """**Checkpoint averaging** (chapter 16): the last of ``checkpoints`` with its weights
+    replaced by the mean of the weights of all of them.
+
+    They must come from one run (the same config). A tensor that is equal in all of them (a
+    buffer, say) is kept bit for bit. One checkpoint is ``load_checkpoint``. Returns what
+    ``load_checkpoint`` does, with the last one's meta and ``"averaged_steps"``, the steps of
+    the checkpoints averaged.
+
+    Raises:
+        CheckpointError: when one of them does not load or does not fit the others.
+    """
+    if not checkpoints:
+        raise ValueError("give at least one checkpoint to average")
+    *older, newest = checkpoints
+    model, config, tokenizer, meta = load_checkpoint(newest, device)
+    states = []
+    for path in older:
+        other, other_config, _, other_meta = load_checkpoint(path, device)
+        if other_config != config:
+            raise CheckpointError(
+                f"{path} has another model config than {newest}: only checkpoints of one run "
+                "can be averaged."
+            )
+        states.append((other.state_dict(), other_meta.get("step")))
+    states.append((model.state_dict(), meta.get("step")))
+    averaged = {}
+    for name, tensor in states[-1][0].items():
+        if not tensor.is_floating_point() or all(torch.equal(s[name], tensor) for s, _ in states):
+            averaged[name] = tensor
+        else:
+            averaged[name] = torch.stack([s[name] for s, _ in states]).mean(dim=0)
+    model.load_state_dict(averaged)
+    return model, config, tokenizer, meta | {"averaged_steps": [step for _, step in states]}
+
+
 def read_tokenizer(path: Path) -> Tokenizer:
     """A tokenizer file of a checkpoint, or a ``CheckpointError`` that says what is wrong."""
     try:

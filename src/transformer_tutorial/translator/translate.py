@@ -5,6 +5,8 @@ Usage::
 
     python -m transformer_tutorial.translate --checkpoint runs/tiny "Ein Hund läuft im Schnee."
     python -m transformer_tutorial.translate --checkpoint runs/tiny --beam-size 4 < german.txt
+    python -m transformer_tutorial.translate --checkpoint runs/tiny/checkpoints/step-001900 \
+        --average 3 "Ein Hund läuft im Schnee."      # the mean of steps 1700, 1800 and 1900
 
 Sentences come from the arguments or, when there are none, from standard input, one per line.
 The output has one line per input line, in the same order; an empty input line gives an empty
@@ -27,7 +29,7 @@ import torch
 
 from ..decoding import output_limit, translate
 from ..tokens import encode
-from .checkpoint import CheckpointError, load_checkpoint
+from .checkpoint import CheckpointError, average_checkpoints, last_checkpoints
 from .runenv import pick_device
 
 DEFAULT_LENGTH_PENALTY = 0.6  # the GNMT paper's alpha (chapter 15)
@@ -48,6 +50,14 @@ def build_parser() -> argparse.ArgumentParser:
         "sentences",
         nargs="*",
         help="sentences in the source language (default: read standard input)",
+    )
+    p.add_argument(
+        "--average",
+        type=int,
+        default=1,
+        metavar="K",
+        help="translate with the mean of the weights of this checkpoint and the K-1 saved before "
+        "it (checkpoint averaging; pays for a checkpoint taken while the learning rate is high)",
     )
     p.add_argument("--beam-size", type=int, default=1, help="1 = greedy search")
     p.add_argument(
@@ -96,11 +106,15 @@ def read_stdin() -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        if min(args.beam_size, args.batch_size, args.max_tokens) < 1:
-            raise ValueError("--beam-size, --batch-size and --max-tokens must be at least 1.")
+        if min(args.average, args.beam_size, args.batch_size, args.max_tokens) < 1:
+            raise ValueError(
+                "--average, --beam-size, --batch-size and --max-tokens must be at least 1."
+            )
         check_length_penalty(args.length_penalty, "--length-penalty")
         device = pick_device(args.device)
-        model, config, tokenizer, meta = load_checkpoint(args.checkpoint, device=device)
+        model, config, tokenizer, meta = average_checkpoints(
+            last_checkpoints(args.checkpoint, args.average), device
+        )
         if args.length_penalty is None:
             args.length_penalty = meta.get("length_penalty", DEFAULT_LENGTH_PENALTY)
             check_length_penalty(
