@@ -14,7 +14,8 @@ this package is the application built from them, and they never import it (a tes
     What a long run adds to the loop (metrics, checkpoints, time budget, validation), and the
     test evaluation with the records it writes.
 ``checkpoint``
-    Atomic, self-contained checkpoints (safetensors weights, config, tokenizer, training state).
+    Atomic, self-contained checkpoints (safetensors weights, config, tokenizer, training state),
+    and checkpoint averaging (the mean of the weights of a run's last few checkpoints).
 ``runenv``
     Device, precision, processes (``torchrun``), and the provenance of a measured result.
 
