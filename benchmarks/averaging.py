@@ -24,6 +24,7 @@ import math
 from pathlib import Path
 
 import torch
+from choices import checkpoints, val_bleu
 from common import command_line, environment, markdown_table, write_json
 from quality import elapsed_at, read_metrics
 
@@ -40,16 +41,13 @@ def measure(
     steps: list[int] | None = None,
 ) -> dict:
     from transformer_tutorial.data import PAIRS
-    from transformer_tutorial.decoding import translate
     from transformer_tutorial.translator.checkpoint import average_checkpoints
-    from transformer_tutorial.translator.report import score
 
     args = json.loads((run_dir / "args.json").read_text())
     records = read_metrics(run_dir)
     pair = PAIRS[args["pair"]]
     val = pair.load("val", data_dir=args.get("data_dir"))
-    kept = sorted(p for p in (run_dir / "checkpoints").glob("step-*") if p.is_dir())
-    kept = [p for p in kept if step_of(p) % every == 0]
+    kept = [p for p in checkpoints(run_dir) if step_of(p) % every == 0]
     times = {p: elapsed_at(records, step_of(p)) for p in kept}
     if minutes is None:
         end = max(t for t in times.values() if t is not None) / 60
@@ -57,8 +55,7 @@ def measure(
 
     def bleu(paths: list[Path]) -> float:
         model, _, tokenizer, _ = average_checkpoints(paths)
-        hypotheses = translate(model, tokenizer, [s for s, _ in val])
-        return score(pair, hypotheses, [t for _, t in val])[0].score
+        return val_bleu(model, tokenizer, pair, val)
 
     rows = []
     points = [("step", s) for s in steps] if steps else [("minutes", m) for m in minutes]

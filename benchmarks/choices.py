@@ -29,7 +29,6 @@ from pathlib import Path
 import torch
 from common import environment, markdown_table, write_json
 from quality import elapsed_at, read_metrics
-from safetensors.torch import load_file
 
 IGNORED = {"run_dir", "data_dir", "no_progress", "resume", "samples", "attention_samples"}
 
@@ -63,11 +62,6 @@ def length_penalty_sweep(
     return sweep
 
 
-def averaged(paths: list[Path]) -> dict[str, torch.Tensor]:
-    states = [load_file(str(p / "model.safetensors")) for p in paths]
-    return {name: sum(s[name] for s in states) / len(states) for name in states[0]}
-
-
 def measure(
     run_dir: Path,
     early_minutes: float,
@@ -76,7 +70,7 @@ def measure(
     beam_size: int = 4,
 ) -> dict:
     from transformer_tutorial.data import PAIRS
-    from transformer_tutorial.translator.checkpoint import load_checkpoint
+    from transformer_tutorial.translator.checkpoint import average_checkpoints, load_checkpoint
 
     args = json.loads((run_dir / "args.json").read_text())
     metrics = read_metrics(run_dir)
@@ -112,7 +106,7 @@ def measure(
             final, tokenizer, pair, val_pairs, alphas, beam_size
         )
     if average:
-        model.load_state_dict(averaged(kept[-average:]), strict=False)
+        model = average_checkpoints(kept[-average:])[0]
         out[f"val_bleu_average_last_{average}"] = val_bleu(model, tokenizer, pair, val_pairs)
     load = run_dir.with_suffix(".load")  # optional: "time load1 load5 load15" lines
     if load.is_file():
