@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "transformer_tutorial"
 # Hand-written modules at the top level: the book's helpers and the two commands' entry points.
 BOOK_HELPERS = {
     "__init__",
-    "check",
+    "check",  # a package: check/*.py, one module per block family
     "data",
     "diagrams",
     "doctor",

@@ -1,0 +1,111 @@
+"""Check your own implementation of a building block against the book's reference.
+
+Write the block yourself, then call its check with your function::
+
+    from transformer_tutorial.check import check_attention
+    check_attention(my_attention)
+
+The check calls your code (it never reads or runs its text) on random inputs and on inputs
+built to expose the usual mistakes, compares values and gradients with the reference the book
+itself is tested against, and prints a short verdict. When something is wrong it names the
+first problem in the book's terms, with the shapes and a small input that shows it.
+
+Blocks covered so far, each with the signature the book uses:
+
+* ``check_masked_softmax(fn)`` -- ``fn(scores, mask) -> weights`` (chapter 6);
+* ``check_attention(fn)`` -- ``fn(q, k, v, mask=None) -> (out, weights)`` (chapter 6);
+* ``check_causal_mask(fn)`` -- ``fn(T) -> (T, T)`` bool, True = may attend (chapter 12);
+* ``check_sinusoidal_encoding(fn)`` -- ``fn(max_len, d_model) -> (max_len, d_model)`` (chapter 10);
+* ``check_layer_norm(fn)`` -- ``fn(x) -> y``, normalising each position of ``(B, T, D)`` over
+  its ``D`` features, no learned gain or bias (chapter 11);
+* ``check_multihead(cls)`` -- ``cls(d_model, num_heads)`` with the linear layers ``q_proj``,
+  ``k_proj``, ``v_proj``, ``out_proj``, called as ``m(query, key, value, mask=None)`` and
+  returning ``out`` or ``(out, weights)`` (chapter 9);
+* ``check_lstm_cell(cls)`` -- ``cls(input_size, hidden_size)`` with ``in_proj`` (input to the
+  four gate blocks i, f, g, o, with the bias) and ``state_proj`` (no bias), called as
+  ``cell(x, (h, c)) -> (h, c)`` (chapter 3);
+* ``check_rnn_cell(cls)`` -- ``cls(input_size, hidden_size)`` with ``in_proj`` (with the bias)
+  and ``state_proj`` (no bias), called as ``cell(x, s_prev) -> s`` (chapter 2);
+* ``check_feed_forward(cls)`` -- ``cls(d_model, d_ff)`` with ``linear1`` (D -> d_ff) and
+  ``linear2`` (d_ff -> D), called on ``(B, T, D)`` (chapter 11);
+* ``check_additive_attention(cls)`` -- ``cls(query_dim, key_dim, hidden_dim)`` with ``W_q``,
+  ``W_k`` (no bias) and ``w_v`` (hidden -> 1), called as ``m(queries, keys, values, mask=None)
+  -> (out, weights)`` (chapter 6);
+* ``check_label_smoothing(cls)`` -- ``cls(smoothing)``, called as ``loss(logits, target)`` with
+  logits ``(B, T, V)`` and targets ``(B, T)`` padded with ``PAD_ID``: the mean over the real
+  target tokens of the cross-entropy against ``(1 - ε)`` on the right token plus ``ε / V`` on
+  every token, as ``nn.CrossEntropyLoss(label_smoothing=ε)`` computes it (chapter 14);
+* ``check_encoder_layer(cls)`` -- ``cls(d_model, num_heads, d_ff, dropout=0.0,
+  norm_first=False)`` with ``self_attn`` (a multi-head attention with ``q_proj``, ``k_proj``,
+  ``v_proj``, ``out_proj``), ``feed_forward`` (``linear1``, ``linear2``), ``norm1`` and
+  ``norm2``, called as ``layer(x, src_mask) -> (B, S, D)``, ``src_mask`` ``(B, 1, 1, S)``
+  True = a real token; checked post-norm and pre-norm (chapter 13);
+* ``check_decoder_layer(cls)`` -- the same arguments, with ``self_attn``, ``cross_attn``,
+  ``feed_forward``, ``norm1``, ``norm2``, ``norm3``, called as ``layer(x, memory, tgt_mask,
+  src_mask) -> (B, T, D)``, ``tgt_mask`` ``(B, 1, T, T)`` causal and target padding (chapter 13);
+* ``check_greedy_decode(fn)`` -- ``fn(model, src, max_len, bos_id, eos_id) -> (B, T')``: the
+  generated tokens of each sentence, without BOS, EOS kept, PAD after a sentence's end; the
+  check passes a small random ``Transformer`` (chapter 15);
+* ``check_beam_search(fn)`` -- ``fn(model, src, beam_size, max_len, bos_id=..., eos_id=...,
+  length_penalty=0.6) -> (B, T')``, the best hypothesis of each sentence in the same form
+  (chapter 15);
+* ``check_kv_cache(cls)`` -- ``cls()`` an empty key/value cache of one decoder block, as the
+  book's ``LayerCache``: ``cache.append_self(k, v)`` takes the keys and values of the new
+  positions, ``(B, H, T_new, Dh)`` each, and returns those of every position so far,
+  ``(B, H, T_past + T_new, Dh)`` each; ``cache.reorder(index)`` keeps the batch rows ``index``
+  (a 1-D long tensor, rows may repeat: beam search continues one hypothesis in several rows).
+  The check calls the two methods on their own, then puts one cache in each block of the
+  book's decoder and compares every step's logits with recomputing the whole prefix
+  (chapters 13 and 15).
+
+Every check returns a ``Verdict`` (``ok``, ``block``, ``message``) as well as printing it.
+
+The checks live in one module per family of blocks: ``verdict`` (the machinery every check
+shares), ``recurrent``, ``attention``, ``layers``, ``blocks``, ``decoding``, and one module for
+each block family the later chapters add; this package re-exports every check.
+"""
+
+from .attention import (
+    check_additive_attention,
+    check_attention,
+    check_masked_softmax,
+    check_multihead,
+)
+from .blocks import check_decoder_layer, check_encoder_layer
+from .decoding import check_beam_search, check_greedy_decode, check_kv_cache
+from .layers import (
+    check_causal_mask,
+    check_feed_forward,
+    check_label_smoothing,
+    check_layer_norm,
+    check_sinusoidal_encoding,
+)
+from .recurrent import check_lstm_cell, check_rnn_cell
+from .verdict import POLARITY, Verdict, Wrong, wrap_verdict
+
+# The checks of later chapters: one line per family module (keep the lines sorted).
+# (new families are added here)
+
+__all__ = [
+    "POLARITY",
+    "Verdict",
+    "Wrong",
+    "wrap_verdict",
+    "check_additive_attention",
+    "check_attention",
+    "check_beam_search",
+    "check_causal_mask",
+    "check_decoder_layer",
+    "check_encoder_layer",
+    "check_feed_forward",
+    "check_greedy_decode",
+    "check_kv_cache",
+    "check_label_smoothing",
+    "check_layer_norm",
+    "check_lstm_cell",
+    "check_masked_softmax",
+    "check_multihead",
+    "check_rnn_cell",
+    "check_sinusoidal_encoding",
+    # the checks of later chapters (keep sorted within this block)
+]
