@@ -20,14 +20,13 @@ from transformer_tutorial.gpt import (
     generate,
     lm_logits,
     sample_next,
-    to_torch_block,
     top_k_filter,
     top_p_filter,
     total_nats,
     train_for,
 )
 from transformer_tutorial.masks import causal_mask
-from transformer_tutorial.reference import attention_pairs
+from transformer_tutorial.reference import attention_pairs, to_torch_block
 from transformer_tutorial.rnn import CharRNNLM, lm_batch
 from transformer_tutorial.transformer import EncoderLayer
 

@@ -4,7 +4,6 @@
 __all__ = [
     "GPTConfig",
     "GPTBlock",
-    "to_torch_block",
     "GPT",
     "lm_logits",
     "total_nats",
@@ -38,7 +37,6 @@ from transformer_tutorial.transformer import (
 
 from .masks import causal_mask, decoder_self_mask
 from .positional import LearnedPositionalEmbedding
-from .reference import copy_attention_weights
 from .rnn import lm_batch, lm_loss
 from .sequences import EOS_ID, PAD_ID, length_sorted_batches
 
@@ -117,29 +115,6 @@ class GPTBlock(EncoderLayer):
         k, v = cache.append_self(k, v)  # (B, H, T_past + T, Dh): earlier positions too
         out, _ = self.self_attn.attend(h, k, v, mask=mask, fused=self.fused_attention)
         return out  # (B, T, D)
-
-
-@torch.no_grad()
-def to_torch_block(block: GPTBlock) -> nn.TransformerEncoderLayer:
-    """PyTorch's ``nn.TransformerEncoderLayer`` (batch first) holding a copy of ``block``'s
-    weights: the reference the block is checked against. Call it with
-    ``src_mask=~causal_mask(T)`` (PyTorch's masks say True = *blocked*)."""
-    attn, ffn = block.self_attn, block.feed_forward
-    weight = attn.q_proj.weight
-    ref = nn.TransformerEncoderLayer(
-        d_model=attn.d_model,
-        nhead=attn.num_heads,
-        dim_feedforward=ffn.linear1.out_features,
-        dropout=block.dropout.p,
-        batch_first=True,
-        norm_first=block.norm_first,
-    ).to(dtype=weight.dtype, device=weight.device)
-    copy_attention_weights(attn, ref.self_attn)
-    for name in ("linear1", "linear2"):
-        getattr(ref, name).load_state_dict(getattr(ffn, name).state_dict())
-    for name in ("norm1", "norm2"):
-        getattr(ref, name).load_state_dict(getattr(block, name).state_dict())
-    return ref.train(block.training)
 
 
 # %% ../../book/18_gpt.ipynb #9a8e9784

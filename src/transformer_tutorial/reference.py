@@ -10,7 +10,9 @@ for the chapters, the tests and the benchmarks.
   ``torch.nn.MultiheadAttention`` (chapters 9, 11, 12);
 * ``to_torch_transformer``, ``matching_parameters``, ``TorchTransformer``: our ``Transformer``'s
   stacks into ``torch.nn.Transformer``, and a whole model computed with them (chapter 13, the
-  benchmarks).
+  benchmarks);
+* ``to_torch_block``: a decoder-only ``GPTBlock`` into ``torch.nn.TransformerEncoderLayer``,
+  run with a causal mask (chapter 18).
 
 PyTorch's boolean attention masks mean the opposite of ours: True = *blocked*. Pass ``~mask``.
 """
@@ -18,6 +20,7 @@ PyTorch's boolean attention masks mean the opposite of ours: True = *blocked*. P
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 import torch
 from torch import Tensor, nn
@@ -27,6 +30,9 @@ from .masks import causal_mask
 from .multihead import MultiHeadAttention
 from .rnn import RNN
 from .transformer import Transformer
+
+if TYPE_CHECKING:  # gpt imports this module; import it only for the annotation
+    from .gpt import GPTBlock
 
 
 @torch.no_grad()
@@ -201,3 +207,26 @@ class TorchTransformer(nn.Module):
             memory_key_padding_mask=src == pad,  # (B, S)
         )  # (B, T, D)
         return self.output(h)  # (B, T, V)
+
+
+@torch.no_grad()
+def to_torch_block(block: GPTBlock) -> nn.TransformerEncoderLayer:
+    """PyTorch's ``nn.TransformerEncoderLayer`` (batch first) holding a copy of ``block``'s
+    weights: the reference the block is checked against. Call it with
+    ``src_mask=~causal_mask(T)`` (PyTorch's masks say True = *blocked*)."""
+    attn, ffn = block.self_attn, block.feed_forward
+    weight = attn.q_proj.weight
+    ref = nn.TransformerEncoderLayer(
+        d_model=attn.d_model,
+        nhead=attn.num_heads,
+        dim_feedforward=ffn.linear1.out_features,
+        dropout=block.dropout.p,
+        batch_first=True,
+        norm_first=block.norm_first,
+    ).to(dtype=weight.dtype, device=weight.device)
+    copy_attention_weights(attn, ref.self_attn)
+    for name in ("linear1", "linear2"):
+        getattr(ref, name).load_state_dict(getattr(ffn, name).state_dict())
+    for name in ("norm1", "norm2"):
+        getattr(ref, name).load_state_dict(getattr(block, name).state_dict())
+    return ref.train(block.training)
