@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from transformer_tutorial.translator.runenv import cpu_name, git_commit, pick_device
+from transformer_tutorial.runtime import cpu_name, git_commit, pick_device
 
 ROOT = Path(__file__).resolve().parents[1]
 

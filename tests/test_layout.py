@@ -1,28 +1,38 @@
-"""The package's layout shows its architecture, and the rule between its parts holds.
+"""The package's layout shows its architecture, and the rules between its three layers hold.
 
-``src/transformer_tutorial/`` holds the modules the chapters teach, each generated from its
-notebook, beside a few hand-written helpers of the book; ``translator/`` holds the application.
-The taught modules never import the application: a reader can study and reuse them alone.
+``src/transformer_tutorial/`` has three layers:
+
+1. the **taught** modules, one per topic, each generated from its chapter's notebook; they import
+   only other taught modules, so a reader can study and reuse them alone;
+2. the **support** modules, hand-written for the book: the checker (``check/``), the references
+   (``reference``), data, seeds, figures, diagrams, the run's environment (``runtime``) and the
+   environment check (``doctor``); they import taught and support modules, never the application;
+3. the **application**, ``translator/`` and the two commands' entry points (``train``,
+   ``translate``); it may import anything but the checker, which is for readers' code.
+
+CONTRIBUTING.md's module table lists every taught and support module (a test below checks it).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "src" / "transformer_tutorial"
-# Hand-written modules at the top level: the book's helpers and the two commands' entry points.
-BOOK_HELPERS = {
-    "__init__",
-    "check",  # a package: check/*.py, one module per block family
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "src" / "transformer_tutorial"
+# Hand-written support modules at the top level (``check`` is a package, one module per family).
+SUPPORT = {
+    "check",
     "data",
     "diagrams",
     "doctor",
     "plotting",
     "reference",
     "reproducibility",
+    "runtime",
 }
 ENTRY_POINTS = {"train", "translate"}  # `python -m transformer_tutorial.train` runs translator/
 APPLICATION = "translator"
@@ -36,57 +46,139 @@ def taught_modules() -> list[Path]:
     return sorted(p for p in PACKAGE.glob("*.py") if is_generated(p))
 
 
+def support_modules() -> list[Path]:
+    files = [PACKAGE / f"{name}.py" for name in sorted(SUPPORT - {"check"})]
+    return files + sorted((PACKAGE / "check").glob("*.py"))
+
+
+def application_modules() -> list[Path]:
+    entry = [PACKAGE / f"{name}.py" for name in sorted(ENTRY_POINTS)]
+    return entry + sorted((PACKAGE / APPLICATION).glob("*.py"))
+
+
+def package_of(path: Path) -> list[str]:
+    """The dotted package a module file lies in: ``['transformer_tutorial', 'check']``."""
+    parts = path.resolve().relative_to(PACKAGE.parent).with_suffix("").parts
+    return list(parts[:-1])
+
+
 def imported_modules(path: Path) -> set[str]:
     """Absolute names of the package modules ``path`` imports (relative imports resolved)."""
     names = set()
+    package = package_of(path) if path.resolve().is_relative_to(PACKAGE) else [PACKAGE.name]
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             names |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
-            if node.level:  # from .x import y, in a top-level module of the package
-                base = "transformer_tutorial" + (f".{node.module}" if node.module else "")
+            if node.level:  # from .x import y / from ..x import y
+                base = ".".join(package[: len(package) - node.level + 1])
+                base += f".{node.module}" if node.module else ""
                 names |= {base} | {f"{base}.{alias.name}" for alias in node.names}
             elif node.module:
                 names |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
     return {n for n in names if n.startswith("transformer_tutorial")}
 
 
-def test_every_top_level_module_is_taught_or_a_declared_helper() -> None:
-    top = {p.stem for p in PACKAGE.glob("*.py")}
+def layer_of(name: str) -> str | None:
+    """``taught``, ``support`` or ``application`` for a dotted package name (None: the package,
+    or a name inside a module, like ``transformer_tutorial.attention.attention``)."""
+    parts = name.split(".")
+    if len(parts) < 2:
+        return None
+    top = parts[1]
+    if top in SUPPORT:
+        return "support"
+    if top == APPLICATION or top in ENTRY_POINTS:
+        return "application"
+    if (PACKAGE / f"{top}.py").exists() and is_generated(PACKAGE / f"{top}.py"):
+        return "taught"
+    return None
+
+
+def test_every_top_level_module_belongs_to_a_layer() -> None:
+    top = {p.stem for p in PACKAGE.glob("*.py")} | {
+        p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()
+    }
     taught = {p.stem for p in taught_modules()}
     assert len(taught) >= 15  # one or more per chapter that builds code
-    undeclared = top - taught - BOOK_HELPERS - ENTRY_POINTS
+    undeclared = top - taught - SUPPORT - ENTRY_POINTS - {"__init__", APPLICATION}
     assert not undeclared, (
         f"{sorted(undeclared)} are hand-written modules at the top level; application code "
-        f"belongs in {APPLICATION}/, a book helper must be added to BOOK_HELPERS"
+        f"belongs in {APPLICATION}/, a support module must be added to SUPPORT"
     )
+    assert not taught & SUPPORT, "a support module is generated: move it to a notebook's layer"
     application = list((PACKAGE / APPLICATION).glob("*.py"))
     assert application and not any(is_generated(p) for p in application)
 
 
 @pytest.mark.parametrize("module", taught_modules(), ids=lambda p: p.stem)
-def test_taught_modules_never_import_the_application(module: Path) -> None:
-    forbidden = {f"transformer_tutorial.{name}" for name in (APPLICATION, *ENTRY_POINTS, "doctor")}
-    bad = {
-        name
-        for name in imported_modules(module)
-        if any(name == f or name.startswith(f + ".") for f in forbidden)
-    }
-    assert not bad, f"{module.name} (taught) imports {sorted(bad)} (the application)"
+def test_taught_modules_import_only_taught_modules(module: Path) -> None:
+    bad = {n for n in imported_modules(module) if layer_of(n) in ("support", "application")}
+    assert not bad, (
+        f"{module.name} (taught, generated from its notebook) imports {sorted(bad)}: a taught "
+        "module may import only taught modules; the notebook can import the rest in a cell "
+        "that is not exported"
+    )
+
+
+@pytest.mark.parametrize("module", support_modules(), ids=lambda p: p.stem)
+def test_support_modules_never_import_the_application(module: Path) -> None:
+    bad = {n for n in imported_modules(module) if layer_of(n) == "application"}
+    assert not bad, f"{module.name} (support) imports {sorted(bad)} (the application)"
+
+
+@pytest.mark.parametrize("module", application_modules(), ids=lambda p: p.stem)
+def test_the_application_never_imports_the_checker(module: Path) -> None:
+    bad = {n for n in imported_modules(module) if n.split(".")[1:2] == ["check"]}
+    assert not bad, f"{module.name} (application) imports {sorted(bad)}: the checker is for readers"
+
+
+def test_benchmarks_reach_the_package_only_through_public_layers() -> None:
+    """The benchmarks use the runtime and the application's public commands, not its insides'
+    environment code (``runtime`` is a support module now)."""
+    for script in sorted((ROOT / "benchmarks").glob("*.py")):
+        assert "translator.runenv" not in script.read_text(encoding="utf-8"), script.name
+
+
+def contributing_table() -> dict[str, str]:
+    """Module name -> its row in CONTRIBUTING.md's table of the package's modules."""
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    rows = {}
+    for line in text.splitlines():
+        if line.startswith("| ") and not line.startswith("|---"):
+            for name in re.findall(
+                r"`([a-z_0-9]+)(?:/)?`", line.split("|")[2] if line.count("|") > 3 else ""
+            ):
+                rows[name] = line
+    return rows
+
+
+def test_the_contributing_table_lists_every_module() -> None:
+    rows = contributing_table()
+    taught = {p.stem for p in taught_modules()}
+    missing = sorted((taught | SUPPORT | {APPLICATION}) - set(rows))
+    assert not missing, f"CONTRIBUTING.md's module table does not list {missing}"
+    stale = sorted(n for n in rows if n not in taught | SUPPORT | {APPLICATION})
+    assert not stale, f"CONTRIBUTING.md's module table lists {stale}, which are not modules"
 
 
 def test_the_import_reader_sees_every_spelling(tmp_path: Path) -> None:
     """So that the rule above can fail: relative, absolute and dotted imports are all seen."""
     module = tmp_path / "m.py"
     module.write_text(
-        "from .translator.runenv import pick_device\n"
+        "from .translator.options import parse_args\n"
         "from . import train\n"
         "import transformer_tutorial.translator.checkpoint as ckpt\n"
         "from transformer_tutorial.translator import report\n"
     )
     names = imported_modules(module)
-    assert "transformer_tutorial.translator.runenv" in names
+    assert "transformer_tutorial.translator.options" in names
     assert "transformer_tutorial.train" in names
     assert "transformer_tutorial.translator.checkpoint" in names
     assert "transformer_tutorial.translator.report" in names
     assert "transformer_tutorial.transformer" in imported_modules(PACKAGE / "decoding.py")
+    checker = imported_modules(PACKAGE / "check" / "attention.py")
+    assert {"transformer_tutorial.attention", "transformer_tutorial.check.verdict"} <= checker
+    assert layer_of("transformer_tutorial.translator.train") == "application"
+    assert layer_of("transformer_tutorial.check.verdict") == "support"
+    assert layer_of("transformer_tutorial.attention") == "taught"

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .translator.runenv import pick_device
+from .runtime import pick_device
 
 REQUIRED = ("torch", "numpy", "tokenizers", "sacrebleu", "safetensors", "tqdm")
 OPTIONAL = ("matplotlib", "jupyter-book", "nbval", "jupyterlab")

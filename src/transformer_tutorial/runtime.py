@@ -2,7 +2,8 @@
 
 One home for what the training command, the translation command, the environment check
 (``python -m transformer_tutorial.doctor``) and the benchmarks all need to know about the
-machine they run on.
+machine they run on. A support module: it imports nothing of the package, so the application
+(``translator/``), ``doctor`` and ``benchmarks/`` can all use it.
 """
 
 from __future__ import annotations

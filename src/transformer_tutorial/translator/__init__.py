@@ -16,8 +16,10 @@ this package is the application built from them, and they never import it (a tes
 ``checkpoint``
     Atomic, self-contained checkpoints (safetensors weights, config, tokenizer, training state),
     and checkpoint averaging (the mean of the weights of a run's last few checkpoints).
-``runenv``
-    Device, precision, processes (``torchrun``), and the provenance of a measured result.
+
+Device, precision, processes (``torchrun``) and the provenance of a measured result come from
+the support module ``transformer_tutorial.runtime``, which the environment check and the
+benchmarks share.
 
 Files in a run directory (chapter 16 and ``benchmarks/quality.py`` read them; keep this list in
 sync):

@@ -20,11 +20,11 @@ from tokenizers import Tokenizer
 
 from ..data import LanguagePair
 from ..decoding import translate
+from ..runtime import Runtime
 from ..training import Callback, LabelSmoothingLoss, LoopPosition, evaluate_loss, make_batches
 from ..transformer import Transformer, TransformerConfig
 from .checkpoint import read_meta, save_checkpoint, write_text_atomic
 from .report import score
-from .runenv import Runtime
 from .schedule import BudgetProgress
 from .vocab import TokenizerPair
 

@@ -22,13 +22,13 @@ from tokenizers import Tokenizer
 
 from ..data import LanguagePair
 from ..decoding import corpus_bleu, translate
+from ..runtime import Runtime, git_commit, hardware
 from ..sequences import BOS_ID, EOS_ID
 from ..tokens import encode
 from ..training import LoopPosition
 from ..transformer import Transformer, count_parameters
 from .checkpoint import write_text_atomic
 from .options import jsonable
-from .runenv import Runtime, git_commit, hardware
 from .vocab import TokenizerPair, source_tokenizer, target_tokenizer
 
 

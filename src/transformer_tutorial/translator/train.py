@@ -36,6 +36,7 @@ import torch
 from tokenizers import Tokenizer
 
 from ..data import PAIRS, DataNotFoundError, LanguagePair
+from ..runtime import Runtime, setup_runtime
 from ..tokens import train_tokenizer
 from ..training import (
     Callback,
@@ -59,7 +60,6 @@ from .checkpoint import (
 from .dropout import use_packed_dropout
 from .options import MAX_LEN, build_parser, explicit_options, jsonable, resolve_args
 from .report import RunSummary, report
-from .runenv import Runtime, setup_runtime
 from .schedule import BudgetProgress, make_scheduler
 from .vocab import TokenizerPair, encode_translation_pairs, source_tokenizer, target_tokenizer
 

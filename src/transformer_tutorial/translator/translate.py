@@ -28,9 +28,9 @@ import sys
 import torch
 
 from ..decoding import output_limit, translate
+from ..runtime import pick_device
 from ..tokens import encode
 from .checkpoint import CheckpointError, average_checkpoints, last_checkpoints
-from .runenv import pick_device
 
 DEFAULT_LENGTH_PENALTY = 0.6  # the GNMT paper's alpha (chapter 15)
 
