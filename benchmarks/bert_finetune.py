@@ -33,6 +33,7 @@ from transformer_tutorial.bert import (
     bert_inputs,
     finetune,
     mlm_eval_loss,
+    mlm_eval_losses,
     pretrain_mlm,
     shuffle_words,
     swap_neighbours,
@@ -70,18 +71,27 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def unigram_loss(
-    train_ids: list[list[int]], val_ids: list[list[int]], vocab, seed: int = 0
+    train_ids: list[list[int]],
+    val_ids: list[list[int]],
+    vocab,
+    seed: int = 0,
+    at_mask_only: bool = False,
 ) -> float:
     """Cross-entropy of the add-one unigram distribution at the validation positions that
-    ``mlm_eval_loss`` hides (the same seed): the loss of a model that ignores the context."""
+    ``mlm_eval_loss`` hides (the same seed): the loss of a model that ignores the context.
+    With ``at_mask_only``, at the hidden positions that show [MASK] only, where a model cannot
+    copy the token it sees."""
     from transformer_tutorial.bert import IGNORE_INDEX, mask_tokens
     from transformer_tutorial.sequences import pad_sequences
 
     counts = Counter(i for s in train_ids for i in s[1:-1])
     total = sum(counts.values())
     batch, _ = pad_sequences(val_ids, vocab.pad_id)
-    _, labels = mask_tokens(batch, vocab, torch.Generator().manual_seed(seed))
-    targets = labels[labels != IGNORE_INDEX].tolist()
+    inputs, labels = mask_tokens(batch, vocab, torch.Generator().manual_seed(seed))
+    asked = labels != IGNORE_INDEX
+    if at_mask_only:
+        asked &= inputs == vocab.mask_id
+    targets = labels[asked].tolist()
     return -sum(math.log((counts[t] + 1) / (total + vocab.vocab_size)) for t in targets) / len(
         targets
     )
@@ -106,15 +116,22 @@ def main(argv: list[str] | None = None) -> dict:
     def log(step: int, loss: float) -> None:
         if (step + 1) % 100 == 0 or step + 1 == args.pretrain_steps:
             val = mlm_eval_loss(pretrained, val_ids, vocab)
-            curve.append({"step": step + 1, "train_loss": loss, "val_loss": val})
+            at_mask = mlm_eval_losses(pretrained, val_ids, vocab)["[MASK]"].mean().item()
+            curve.append(
+                {"step": step + 1, "train_loss": loss, "val_loss": val, "val_loss_at_mask": at_mask}
+            )
             print(
-                f"pre-training step {step + 1}: train {loss:.3f}, validation {val:.3f}", flush=True
+                f"pre-training step {step + 1}: train {loss:.3f}, validation {val:.3f} "
+                f"({at_mask:.3f} where [MASK] is shown)",
+                flush=True,
             )
 
     before = mlm_eval_loss(pretrained, val_ids, vocab)
     if args.load_pretrained:
         load_model(pretrained, args.load_pretrained)  # restores the tie as well
-        curve.append({"step": None, "val_loss": mlm_eval_loss(pretrained, val_ids, vocab)})
+        val = mlm_eval_loss(pretrained, val_ids, vocab)
+        at_mask = mlm_eval_losses(pretrained, val_ids, vocab)["[MASK]"].mean().item()
+        curve.append({"step": None, "val_loss": val, "val_loss_at_mask": at_mask})
     else:
         pretrain_mlm(
             pretrained,
@@ -193,6 +210,7 @@ def main(argv: list[str] | None = None) -> dict:
         "pretraining": {
             "val_loss_before": before,
             "unigram_val_loss": unigram_loss(train_ids, val_ids, vocab),
+            "unigram_val_loss_at_mask": unigram_loss(train_ids, val_ids, vocab, at_mask_only=True),
             "curve": curve,
         },
         "results": results,

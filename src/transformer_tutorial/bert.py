@@ -16,6 +16,7 @@ __all__ = [
     "mlm_loss",
     "pretrain_mlm",
     "mlm_eval_loss",
+    "mlm_eval_losses",
     "shuffle_words",
     "swap_neighbours",
     "word_order_examples",
@@ -381,6 +382,30 @@ def mlm_eval_loss(
     loss = mlm_loss(model, inputs, labels).item()
     model.train(was_training)
     return loss
+
+
+@torch.no_grad()
+def mlm_eval_losses(
+    model: Bert, sequences: Sequence[Sequence[int]], vocab: BertVocab, seed: int = 0
+) -> dict[str, Tensor]:
+    """The loss of every chosen position of ``sequences`` (masked as ``mlm_eval_loss`` does),
+    grouped by what the position shows: ``"[MASK]"``, ``"random"`` (another token) or
+    ``"unchanged"`` (the original token, a random draw of it included).
+
+    Returns ``{kind: (n_kind,) losses in nats}``; the mean of all three is ``mlm_eval_loss``.
+    """
+    was_training = model.training
+    model.eval()
+    batch, _ = pad_sequences(list(sequences), vocab.pad_id)  # (N, T)
+    inputs, labels = mask_tokens(batch, vocab, torch.Generator().manual_seed(seed))
+    chosen = labels != IGNORE_INDEX  # (N, T)
+    logits = model.mlm_head(model.encode(inputs)[chosen])  # (n, V)
+    losses = F.cross_entropy(logits, labels[chosen], reduction="none")  # (n,)
+    model.train(was_training)
+    shown, original = inputs[chosen], labels[chosen]  # (n,) each
+    is_mask, is_same = shown == vocab.mask_id, shown == original
+    kinds = {"[MASK]": is_mask, "random": ~is_mask & ~is_same, "unchanged": is_same}
+    return {kind: losses[where] for kind, where in kinds.items()}
 
 
 # %% ../../book/17_bert.ipynb #6039388a
