@@ -58,6 +58,10 @@ Blocks covered so far, each with the signature the book uses:
   book's decoder and compares every step's logits with recomputing the whole prefix
   (chapters 13 and 15).
 
+* ``check_average_checkpoints(fn)`` -- ``fn(state_dicts) -> state_dict``: the mean of each
+  floating-point weight over a list of state dicts, in its own dtype; an integer buffer kept as
+  the newest has it; new tensors, the inputs untouched (chapter 16).
+
 Every check returns a ``Verdict`` (``ok``, ``block``, ``message``) as well as printing it.
 
 The checks live in one module per family of blocks: ``verdict`` (the machinery every check
@@ -85,6 +89,7 @@ from .verdict import POLARITY, Verdict, Wrong, wrap_verdict
 
 # The checks of later chapters: one line per family module (keep the lines sorted).
 # (new families are added here)
+from .translator import check_average_checkpoints
 
 __all__ = [
     "POLARITY",
@@ -108,4 +113,5 @@ __all__ = [
     "check_rnn_cell",
     "check_sinusoidal_encoding",
     # the checks of later chapters (keep sorted within this block)
+    "check_average_checkpoints",
 ]
