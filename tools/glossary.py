@@ -17,7 +17,10 @@ import jupytext
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
 OUT = BOOK / "glossary.md"
-TERM = re.compile(r"\*\*([^*\n]+?)\*\*\s*[(（]\s*([\u3400-\u9fff][^)）\n]*?)\s*[)）]")
+# The Chinese name may start with a Latin name (``Nadaraya–Watson 核回归``); it must hold Chinese.
+TERM = re.compile(
+    r"\*\*([^*\n]+?)\*\*\s*[(（]\s*((?:[A-Za-z][^()（）\n]*?\s)?[\u3400-\u9fff][^)）\n]*?)\s*[)）]"
+)
 
 HEADER = """# Glossary (术语表)
 
@@ -49,9 +52,21 @@ def build() -> str:
             for english, chinese in TERM.findall(cell.source):
                 key = english.strip().lower()
                 entries.setdefault(key, (english.strip(), chinese.strip(), doc))
+    # One row per Chinese term: two English forms of one concept ("autoregressive" in chapter 4,
+    # "autoregression" in chapter 13) share one row, with every chapter that introduces them.
+    merged: dict[str, tuple[list[str], str, list[str]]] = {}
+    for en, zh, doc in entries.values():
+        names, _, docs = merged.setdefault(zh, ([], zh, []))
+        names.append(en)
+        if doc not in docs:
+            docs.append(doc)
     rows = [
-        f"| {en} | {zh} | {{doc}}`{doc}` |"
-        for en, zh, doc in sorted(entries.values(), key=lambda e: e[0].lower())
+        f"| {', '.join(sorted(names, key=str.lower))} | {zh} | "
+        + ", ".join(f"{{doc}}`{doc}`" for doc in sorted(docs))
+        + " |"
+        for names, zh, docs in sorted(
+            merged.values(), key=lambda e: min(e[0], key=str.lower).lower()
+        )
     ]
     return HEADER + "\n".join(rows) + "\n"
 
