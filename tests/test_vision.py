@@ -4,6 +4,7 @@ import itertools
 
 import pytest
 import torch
+import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
@@ -11,6 +12,7 @@ from torch import nn
 from transformer_tutorial.positional import sinusoidal_encoding
 from transformer_tutorial.transformer import AttentionWeights, DecoderLayer, EncoderLayer
 from transformer_tutorial.vision import (
+    AttentionCNN,
     PatchEmbedding,
     SelfAttention2d,
     SetPredictor,
@@ -122,19 +124,36 @@ def test_sagan_block_starts_as_identity_and_rows_sum_to_one():
 
 
 def test_sagan_block_matches_the_papers_formula():
+    # Zhang et al. (ICML 2019), section 3: beta_ji = softmax_i(f(x_i)^T g(x_j)),
+    # o_j = v(sum_i beta_ji h(x_i)), y_j = gamma o_j + x_j; f, g, h to C/8 channels, v back to C.
     torch.manual_seed(0)
-    block = SelfAttention2d(8, key_channels=2)
+    block = SelfAttention2d(8)
+    assert block.value.out_channels == 1 and block.out_proj.out_channels == 8  # C/8, then C
     with torch.no_grad():
         block.gamma.fill_(0.5)
     x = torch.randn(1, 8, 3, 3)
     y, _ = block(x)
     flat = x.flatten(2)[0]  # (C, N)
-    f = block.query.weight[:, :, 0, 0] @ flat + block.query.bias[:, None]  # (Ck, N)
-    g = block.key.weight[:, :, 0, 0] @ flat + block.key.bias[:, None]
-    h = block.value.weight[:, :, 0, 0] @ flat + block.value.bias[:, None]  # (C, N)
-    beta = (f.T @ g).softmax(-1)  # (N, N): query j over keys i, unscaled as in SAGAN
-    expected = flat + 0.5 * (h @ beta.T)
-    torch.testing.assert_close(y[0].flatten(1), expected, atol=1e-5, rtol=1e-5)
+
+    def conv1x1(conv: nn.Conv2d, z: torch.Tensor) -> torch.Tensor:
+        return conv.weight[:, :, 0, 0] @ z + conv.bias[:, None]
+
+    f, g = conv1x1(block.key, flat), conv1x1(block.query, flat)  # (C/8, N) each
+    h = conv1x1(block.value, flat)  # (C/8, N)
+    s = f.T @ g  # (N, N): s[i, j] = f(x_i)^T g(x_j)
+    beta = s.softmax(0).T  # (N, N): beta[j, i], normalised over i, unscaled as in SAGAN
+    o = conv1x1(block.out_proj, h @ beta.T)  # (C, N)
+    torch.testing.assert_close(y[0].flatten(1), flat + 0.5 * o, atol=1e-5, rtol=1e-5)
+
+
+def test_attention_cnn_with_gamma_frozen_at_zero_is_the_plain_cnn():
+    torch.manual_seed(0)
+    model = AttentionCNN()
+    images = torch.rand(4, 1, 8, 8)
+    logits, weights = model.forward_with_attention(images)
+    assert logits.shape == (4, 10) and weights.shape == (4, 64, 64)
+    plain = model.head(F.max_pool2d(F.relu(model.conv2(F.relu(model.conv1(images)))), 2).flatten(1))
+    torch.testing.assert_close(logits, plain)  # gamma = 0: the block adds nothing
 
 
 @settings(max_examples=20, deadline=None)

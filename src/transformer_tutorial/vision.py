@@ -14,6 +14,7 @@ __all__ = [
     "train_classifier",
     "accuracy",
     "SelfAttention2d",
+    "AttentionCNN",
     "matching_cost",
     "hungarian_match",
     "make_shapes",
@@ -300,17 +301,18 @@ def accuracy(model: nn.Module, images: Tensor, labels: Tensor) -> float:
 
 # %% ../../book/19_vision.ipynb #6383aefd
 class SelfAttention2d(nn.Module):
-    """The self-attention block of SAGAN (Zhang et al. 2019) over a CNN feature map.
+    """The self-attention block of SAGAN (Zhang et al., ICML 2019) over a CNN feature map.
 
-    Queries, keys and values are 1x1 convolutions (per-pixel linear maps); every pixel attends
-    to every pixel; the result is added to the input scaled by a learned ``gamma`` that starts
-    at 0, so that the block begins as the identity.
+    Queries, keys and values are 1x1 convolutions (per-pixel linear maps) to ``Ck`` channels;
+    every pixel attends to every pixel; a fourth 1x1 convolution (the paper's ``W_v``) maps the
+    result back to ``C`` channels, and it is added to the input scaled by a learned ``gamma``
+    that starts at 0, so that the block begins as the identity.
 
     SAGAN does not scale its scores by ``1 / sqrt(d)``; neither do we (``scale=1``).
 
     Args:
         channels: C, channels of the feature map.
-        key_channels: width of queries and keys; SAGAN uses ``C // 8``.
+        key_channels: Ck, width of queries, keys and values; the paper uses ``C // 8``.
 
     Shape:
         x ``(B, C, H, W)``; returns ``(B, C, H, W)`` and the weights ``(B, HW, HW)``, row
@@ -321,9 +323,10 @@ class SelfAttention2d(nn.Module):
         super().__init__()
         self.channels = channels
         Ck = key_channels or max(1, channels // 8)
-        self.query = nn.Conv2d(channels, Ck, kernel_size=1)
-        self.key = nn.Conv2d(channels, Ck, kernel_size=1)
-        self.value = nn.Conv2d(channels, channels, kernel_size=1)
+        self.query = nn.Conv2d(channels, Ck, kernel_size=1)  # the paper's g
+        self.key = nn.Conv2d(channels, Ck, kernel_size=1)  # the paper's f
+        self.value = nn.Conv2d(channels, Ck, kernel_size=1)  # the paper's h
+        self.out_proj = nn.Conv2d(Ck, channels, kernel_size=1)  # the paper's v, back to C
         self.gamma = nn.Parameter(torch.zeros(()))  # starts as the identity (the paper's init)
 
     def forward(self, x: Tensor) -> tuple[Tensor, Tensor]:
@@ -331,10 +334,36 @@ class SelfAttention2d(nn.Module):
         B, C, H, W = x.shape
         q = self.query(x).flatten(2).transpose(1, 2)  # (B, HW, Ck)
         k = self.key(x).flatten(2).transpose(1, 2)  # (B, HW, Ck)
-        v = self.value(x).flatten(2).transpose(1, 2)  # (B, HW, C)
-        out, weights = attention(q, k, v, scale=1.0)  # (B, HW, C), (B, HW, HW)
-        out = out.transpose(1, 2).reshape(B, C, H, W)  # (B, C, H, W)
-        return x + self.gamma * out, weights
+        v = self.value(x).flatten(2).transpose(1, 2)  # (B, HW, Ck)
+        out, weights = attention(q, k, v, scale=1.0)  # (B, HW, Ck), (B, HW, HW)
+        out = out.transpose(1, 2).reshape(B, -1, H, W)  # (B, Ck, H, W)
+        return x + self.gamma * self.out_proj(out), weights  # (B, C, H, W)
+
+
+# %% ../../book/19_vision.ipynb #df2be9ab
+class AttentionCNN(nn.Module):
+    """conv 3x3 -> SAGAN self-attention over the 8x8 map -> conv 3x3 -> pool -> head.
+
+    Shape:
+        images ``(B, 1, 8, 8)``; returns logits ``(B, 10)``; ``forward_with_attention`` also
+        returns the block's weights ``(B, 64, 64)``.
+    """
+
+    def __init__(self, channels: int = 32) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, channels, kernel_size=3, padding=1)
+        self.attn = SelfAttention2d(channels)
+        self.conv2 = nn.Conv2d(channels, channels, kernel_size=3, padding=1)
+        self.head = nn.Linear(channels * 16, 10)
+
+    def forward(self, images: Tensor) -> Tensor:
+        return self.forward_with_attention(images)[0]
+
+    def forward_with_attention(self, images: Tensor) -> tuple[Tensor, Tensor]:
+        h = F.relu(self.conv1(images))  # (B, C, 8, 8)
+        h, weights = self.attn(h)  # (B, C, 8, 8), (B, 64, 64)
+        h = F.max_pool2d(F.relu(self.conv2(h)), 2)  # (B, C, 4, 4)
+        return self.head(h.flatten(1)), weights  # (B, 10)
 
 
 # %% ../../book/19_vision.ipynb #1fc439a5
