@@ -32,7 +32,7 @@ from transformer_tutorial.bert import (
     swap_neighbours,
     word_order_examples,
 )
-from transformer_tutorial.reference import attention_pairs
+from transformer_tutorial.reference import attention_pairs, to_torch_encoder_layer
 from transformer_tutorial.tokens import train_tokenizer
 from transformer_tutorial.transformer import EncoderLayer, count_parameters
 
@@ -169,19 +169,8 @@ def test_model_is_a_stack_of_the_package_encoder_layers():
 def test_encoder_equals_torch_transformer_encoder_layers(norm_first):
     """With copied weights, our stack equals nn.TransformerEncoderLayer's: values and gradients."""
     model = small_model(norm_first=norm_first)
-    refs = nn.ModuleList()
-    for ours in model.layers:
-        ref = nn.TransformerEncoderLayer(
-            16, 4, 32, dropout=0.0, batch_first=True, norm_first=norm_first
-        )
-        with torch.no_grad():
-            for _, mine, theirs in attention_pairs(ours.self_attn, ref.self_attn):
-                theirs.copy_(torch.cat(mine))
-            for name in ("linear1", "linear2"):
-                getattr(ref, name).load_state_dict(getattr(ours.feed_forward, name).state_dict())
-            ref.norm1.load_state_dict(ours.norm1.state_dict())
-            ref.norm2.load_state_dict(ours.norm2.state_dict())
-        refs.append(ref)
+    refs = nn.ModuleList(to_torch_encoder_layer(ours) for ours in model.layers)
+    assert all(ref.dropout.p == 0.0 and ref.norm_first == norm_first for ref in refs)
     tokens = sentences(4, seed=4)
     segments = (torch.arange(14) > 5).long().expand(4, 14)
     weighting = torch.randn(4, 14, 16, generator=torch.Generator().manual_seed(0))

@@ -11,8 +11,11 @@ for the chapters, the tests and the benchmarks.
 * ``to_torch_transformer``, ``matching_parameters``, ``TorchTransformer``: our ``Transformer``'s
   stacks into ``torch.nn.Transformer``, and a whole model computed with them (chapter 13, the
   benchmarks);
-* ``to_torch_block``: a decoder-only ``GPTBlock`` into ``torch.nn.TransformerEncoderLayer``,
-  run with a causal mask (chapter 18).
+* ``to_torch_encoder_layer``: any of the book's self-attention blocks (chapter 11's
+  ``EncoderBlock``, chapter 13's ``EncoderLayer`` as in chapter 17's BERT, chapter 18's
+  ``GPTBlock``, which ``to_torch_block`` names) into ``torch.nn.TransformerEncoderLayer``.
+
+No other module, chapter or test copies the book's weights into PyTorch's modules.
 
 PyTorch's boolean attention masks mean the opposite of ours: True = *blocked*. Pass ``~mask``.
 """
@@ -210,23 +213,36 @@ class TorchTransformer(nn.Module):
 
 
 @torch.no_grad()
-def to_torch_block(block: GPTBlock) -> nn.TransformerEncoderLayer:
-    """PyTorch's ``nn.TransformerEncoderLayer`` (batch first) holding a copy of ``block``'s
-    weights: the reference the block is checked against. Call it with
-    ``src_mask=~causal_mask(T)`` (PyTorch's masks say True = *blocked*)."""
-    attn, ffn = block.self_attn, block.feed_forward
+def to_torch_encoder_layer(layer: nn.Module) -> nn.TransformerEncoderLayer:
+    """PyTorch's ``nn.TransformerEncoderLayer`` (batch first) holding a copy of ``layer``'s
+    weights: the reference a block of the book is checked against.
+
+    ``layer`` is any of the book's self-attention blocks with ``self_attn`` (our
+    ``MultiHeadAttention``), ``feed_forward`` (``linear1``, ``linear2``), ``norm1``, ``norm2``
+    and ``norm_first``: chapter 11's ``EncoderBlock``, chapter 13's ``EncoderLayer`` (the stack
+    of chapter 17's BERT) and chapter 18's ``GPTBlock``. Its dropout (``layer.dropout.p``, 0 when
+    it has none) and train/eval mode carry over. For a causal block call the result with
+    ``src_mask=~causal_mask(T)`` (PyTorch's masks say True = *blocked*).
+    """
+    attn, ffn = layer.self_attn, layer.feed_forward
     weight = attn.q_proj.weight
+    dropout = layer.dropout.p if isinstance(getattr(layer, "dropout", None), nn.Dropout) else 0.0
     ref = nn.TransformerEncoderLayer(
         d_model=attn.d_model,
         nhead=attn.num_heads,
         dim_feedforward=ffn.linear1.out_features,
-        dropout=block.dropout.p,
+        dropout=dropout,
         batch_first=True,
-        norm_first=block.norm_first,
+        norm_first=layer.norm_first,
     ).to(dtype=weight.dtype, device=weight.device)
-    copy_attention_weights(attn, ref.self_attn)
+    copy_attention_weights(attn, ref.self_attn)  # W^Q, W^K, W^V stacked, W^O
     for name in ("linear1", "linear2"):
         getattr(ref, name).load_state_dict(getattr(ffn, name).state_dict())
     for name in ("norm1", "norm2"):
-        getattr(ref, name).load_state_dict(getattr(block, name).state_dict())
-    return ref.train(block.training)
+        getattr(ref, name).load_state_dict(getattr(layer, name).state_dict())
+    return ref.train(layer.training)
+
+
+def to_torch_block(block: GPTBlock) -> nn.TransformerEncoderLayer:
+    """Chapter 18's name for :func:`to_torch_encoder_layer` of a decoder-only ``GPTBlock``."""
+    return to_torch_encoder_layer(block)
