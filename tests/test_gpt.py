@@ -312,7 +312,7 @@ def test_train_for_stops_at_max_steps_whatever_the_clock_allows() -> None:
 
 
 def test_benchmark_script_runs_and_records(tmp_path) -> None:
-    """benchmarks/gpt_vs_rnn.py end to end on 200 captions and tiny models."""
+    """benchmarks/gpt_vs_rnn.py end to end on 200 captions, tiny models, two seeds."""
     import importlib
     import json
     import sys
@@ -323,13 +323,18 @@ def test_benchmark_script_runs_and_records(tmp_path) -> None:
     try:
         script = importlib.import_module("gpt_vs_rnn")
         out = tmp_path / "run.json"
-        args = "--limit 200 --seconds 0.3 --eval-every 0.2 --vocab-size 200 --hidden-size 16"
-        payload = script.main(f"{args} --d-model 16 --layers 1 --json {out}".split())
+        args = "--limit 200 --seconds 0.2 --eval-every 0.2 --vocab-size 200 --hidden-size 16"
+        args += " --lstm-char-size 8 --lstm-subword-size 8 --d-model 16 --d-model-char 16"
+        payload = script.main(f"{args} --layers 1 --seeds 0 1 --json {out}".split())
     finally:
         sys.path.remove(benchmarks)
     assert json.loads(out.read_text()) == json.loads(json.dumps(payload))
     assert payload["val_captions"] == 200 and payload["command"].startswith("python benchmarks/")
-    for run in payload["runs"].values():
+    assert set(payload["models"]) == set(script.MODELS)
+    assert sorted((r["model"], r["seed"]) for r in payload["runs"]) == sorted(
+        (m, s) for m in script.MODELS for s in (0, 1)
+    )
+    for run in payload["runs"]:
         h = run["history"]
-        assert h["cpu_seconds"][-1] >= 0.3 and len(h["step"]) == len(h["val_bits_per_character"])
+        assert h["cpu_seconds"][-1] >= 0.2 and len(h["step"]) == len(h["val_bits_per_character"])
         assert all(0 < v < 10 for v in h["val_bits_per_character"])
