@@ -61,6 +61,10 @@ Blocks covered so far, each with the signature the book uses:
 * ``check_average_checkpoints(fn)`` -- ``fn(state_dicts) -> state_dict``: the mean of each
   floating-point weight over a list of state dicts, in its own dtype; an integer buffer kept as
   the newest has it; new tensors, the inputs untouched (chapter 16).
+* ``check_banded_attention(fn)`` -- ``fn(q, k, v, window, causal=False, key_padding=None)
+  -> out``, q, k ``(B, H, T, Dh)``, v ``(B, H, T, Dv)``: each frame t attends to the keys
+  ``|t - s| <= window`` (``s <= t`` when causal), padding frames never seen; equal to full
+  attention under ``band_mask(T, window, causal) & key_padding`` (chapter 20).
 
 Every check returns a ``Verdict`` (``ok``, ``block``, ``message``) as well as printing it.
 
@@ -88,7 +92,9 @@ from .recurrent import check_lstm_cell, check_rnn_cell
 from .verdict import POLARITY, Verdict, Wrong, wrap_verdict
 
 # The checks of later chapters: one line per family module (keep the lines sorted).
+from .long_sequences import check_banded_attention
 # (new families are added here)
+from .sequences import check_pad_sequences, check_padding_mask
 from .translator import check_average_checkpoints
 
 __all__ = [
@@ -113,5 +119,8 @@ __all__ = [
     "check_rnn_cell",
     "check_sinusoidal_encoding",
     # the checks of later chapters (keep sorted within this block)
+    "check_pad_sequences",
+    "check_padding_mask",
     "check_average_checkpoints",
+    "check_banded_attention",
 ]
