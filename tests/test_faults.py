@@ -55,6 +55,17 @@ def test_a_started_run_is_not_overwritten_and_a_fresh_dir_cannot_be_resumed(tmp_
     assert code == 2 and "already holds a run" in err and "--resume" in err
 
 
+def test_a_finished_run_without_checkpoints_is_not_started_again(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "args.json").write_text(json.dumps({"preset": "tiny"}))
+    (run_dir / "results.json").write_text('{"test_bleu": 30.0}')  # its checkpoints deleted
+    code, err = main(["--run-dir", str(run_dir), "--resume"]), capsys.readouterr().err
+    assert code == 2 and "holds a finished run" in err and "new --run-dir" in err
+    assert "translating needs a checkpoint" in err and "Traceback" not in err
+    assert (run_dir / "results.json").read_text() == '{"test_bleu": 30.0}'
+
+
 @pytest.mark.parametrize(
     ("option", "value", "words"),
     [
@@ -148,6 +159,17 @@ def test_a_signal_stops_training_and_says_how_to_continue(tmp_path, data_dir, si
     assert "Traceback" not in stopped.stderr
     resumed = run_train(data_dir, tmp_path / "run", "--resume", tiny=False)
     assert resumed.returncode == 0, resumed.stderr
+
+
+@pytest.mark.slow  # a real training run: `make unit` skips it, `make test` runs it
+def test_an_inherited_ignore_of_sigint_is_honoured(tmp_path, data_dir):  # noqa: F811
+    """A script's background job (``train ... &``) starts with SIGINT ignored, so that Ctrl-C
+    in the terminal does not reach it: the training keeps running to its end."""
+    args = ("--max-steps", "4", "--checkpoint-every", "2")
+    result = run_train(data_dir, tmp_path / "run", *args, signal_at=(3, signal.SIGINT),
+                       sigint="ignored")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "run" / "results.json").is_file()
 
 
 @pytest.mark.slow  # real training runs: `make unit` skips it, `make test` runs it

@@ -64,7 +64,12 @@ def run_train(
     signal_at: tuple[int, int] | None = None,
     kill_during_evaluation: bool = False,
     kill_at_replace: int | None = None,
+    sigint: str = "default",
 ):
+    """Run the training command on ``data_dir``. A fault (``kill_before_step`` ...) runs it in
+    a Python process that meets it; ``sigint`` says how that process treats SIGINT: "default"
+    (KeyboardInterrupt, as when started from a terminal) or "ignored" (as a script's background
+    job inherits it), whatever the disposition this test process was itself started with."""
     arm = None  # the real command, in a process that meets the fault
     if kill_before_step is not None:
         arm = f"crashes.kill_before_step({kill_before_step})"
@@ -75,7 +80,8 @@ def run_train(
     elif kill_at_replace is not None:
         arm = f"crashes.kill_at_replace({kill_at_replace})"
     if arm is not None:
-        arm = f"import crashes; {arm}"
+        handler = {"default": "signal.default_int_handler", "ignored": "signal.SIG_IGN"}[sigint]
+        arm = f"import crashes, signal; signal.signal(signal.SIGINT, {handler}); {arm}"
         run_main = "from transformer_tutorial.translator.train import main; sys.exit(main())"
         code = f"import sys; sys.path.insert(0, {str(TESTS)!r}); {arm}; {run_main}"
         launcher = [sys.executable, "-c", code]
@@ -149,6 +155,13 @@ def test_training_lowers_the_loss_and_writes_its_records(tmp_path, data_dir):
     # The finished run cannot be started over by accident.
     again = run_train(data_dir, run_dir, "--max-steps", "2")
     assert again.returncode == 2 and "--resume" in again.stderr and "Traceback" not in again.stderr
+    # Nor by --resume once its checkpoints are deleted to free disk space.
+    kept = {f: (run_dir / f).read_bytes() for f in ("results.json", "metrics.jsonl")}
+    shutil.rmtree(run_dir / "checkpoints")
+    again = run_train(data_dir, run_dir, "--resume", tiny=False)
+    assert again.returncode == 2 and "holds a finished run" in again.stderr, again.stderr
+    assert "new --run-dir" in again.stderr and "Traceback" not in again.stderr
+    assert kept == {f: (run_dir / f).read_bytes() for f in kept}
 
 
 @pytest.mark.slow  # a real training run: `make unit` skips it, `make test` runs it

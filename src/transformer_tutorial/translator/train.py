@@ -160,6 +160,15 @@ def prepare_run_dir(args: argparse.Namespace, rt: Runtime) -> Path | None:
             f"{args.run_dir} already holds a run; pass --resume to continue it or choose "
             "another --run-dir."
         )
+    if args.resume and latest is None and (args.run_dir / "results.json").is_file():
+        # a finished run whose checkpoints were deleted: starting again would overwrite its
+        # results, metrics and samples
+        raise CheckpointError(
+            f"--resume: {args.run_dir} holds a finished run (results.json) but no checkpoint "
+            f"in {ckpt_dir}, so there is nothing to continue, and starting again would "
+            "overwrite its results. Its results and metrics stay readable; translating needs a "
+            "checkpoint. To train again, choose a new --run-dir."
+        )
     if args.resume and latest is None:
         print("no checkpoint yet: the run starts again from step 0", file=sys.stderr)
     return latest
@@ -363,6 +372,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, _terminate)  # what schedulers send: stop as Ctrl-C does
+    # SIGINT (Ctrl-C) is left as Python set it up: KeyboardInterrupt, or ignored when the
+    # process inherited it ignored. A shell starts a script's background job (`train ... &`)
+    # that way so that Ctrl-C in the terminal does not reach it; whoever started the training
+    # so asked for that, and SIGTERM (`kill PID`) still stops it. So an ignore is honoured.
     try:
         resolve_args(args, explicit_options(parser, argv))
         run(args)
