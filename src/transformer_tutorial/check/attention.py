@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from itertools import product
 
 import torch
 from torch import Tensor
@@ -15,57 +16,97 @@ from .verdict import (
     Verdict,
     Wrong,
     _close,
+    _expect_class,
+    _expect_function,
     _random,
     _run,
     _tensor,
+    _tolerance,
     _with_weights_of,
 )
 
 # --- masked softmax ---------------------------------------------------------------------------
 
+NAN_ROWS = (
+    "your weights contain NaN: a query whose keys are all masked gets softmax(-inf, ..., -inf) = "
+    "0/0. Give such rows all-zero weights (chapter 6)."
+)
+UNIFORM_ROWS = (
+    "a query whose keys are all masked attends to them all uniformly: filling masked scores "
+    "with a large negative number (-1e9) instead of -inf turns such a row into softmax(-1e9, "
+    "..., -1e9) = 1/T_k each. Fill with -inf and give a row with no visible key all-zero "
+    "weights (chapter 6)."
+)
+
+
+def _fully_masked(mask: Tensor | None, shape: torch.Size) -> Tensor:
+    """``(..., T_q, 1)``: True for the query rows that may see no key at all."""
+    if mask is None:
+        return torch.zeros(*shape[:-1], 1, dtype=torch.bool)
+    return ~mask.expand(shape).any(-1, keepdim=True)
+
 
 def _softmax_diagnosis(weights: Tensor, scores: Tensor, mask: Tensor | None) -> str:
     """The likeliest mistake that turns the reference into ``weights``."""
     if torch.isnan(weights).any():
-        return (
-            "your weights contain NaN: a query whose keys are all masked gets softmax(-inf, ..., "
-            "-inf) = 0/0. Give such rows all-zero weights (chapter 6)."
-        )
+        return NAN_ROWS
     if mask is not None:
+        big = torch.softmax(scores.masked_fill(~mask, -1e9), dim=-1)
+        if _fully_masked(mask, scores.shape).any() and _close(weights, big):
+            return UNIFORM_ROWS
         if _close(weights, masked_softmax(scores, ~mask)):
             return f"mask polarity: you masked the keys that may be seen -- {POLARITY}."
+        if _close(weights, torch.softmax(scores, dim=-1)):
+            return "the mask is not used: masked keys get weight above 0 (fill their scores " \
+                "with -inf before the softmax)."  # fmt: skip
+        if _close(weights, torch.softmax(scores, dim=-1) * mask):
+            return ("you zero the masked weights after the softmax, so the rows no longer sum to 1: "
+                    "fill the masked scores with -inf before the softmax.")  # fmt: skip
+        if _close(weights, torch.softmax(scores * mask, dim=-1)):
+            return ("you multiply the scores by the mask: a masked score becomes 0, not -inf, and "
+                    "still gets weight. Fill the masked scores with -inf.")  # fmt: skip
         if (weights[~mask.expand_as(weights)].abs() > 1e-9).any():
             return "masked keys get weight above 0: fill their scores with -inf before softmax."
     for axis in range(scores.dim() - 1):
-        if _close(weights, torch.softmax(scores, dim=axis)):
+        if _close(weights, masked_softmax(scores.transpose(axis, -1), None).transpose(axis, -1)):
             return (
                 f"your weights sum to 1 over axis {axis - scores.dim()}, not over the keys (the "
                 "last axis) -- did you take the softmax over the wrong axis?"
             )
+        if mask is not None:
+            filled = scores.masked_fill(~mask, -math.inf)
+            if _close(weights, torch.softmax(filled, dim=axis).nan_to_num()):
+                return (
+                    f"your weights sum to 1 over axis {axis - scores.dim()}, not over the keys "
+                    "(the last axis) -- did you take the softmax over the wrong axis?"
+                )
     return "the weights differ from softmax over the keys."
 
 
 def check_masked_softmax(fn: Callable[[Tensor, Tensor | None], Tensor]) -> Verdict:
     """``fn(scores, mask)``: softmax over the last axis, masked keys exactly 0, a fully masked
-    row all zeros; ``mask`` is boolean, True = may attend, broadcastable to ``scores``."""
+    row all zeros (its gradient too, never NaN); ``mask`` is boolean, True = may attend,
+    broadcastable to ``scores``, or None."""
 
     def probes() -> str:
+        _expect_function(fn, "fn(scores, mask)")
         scores = _random(2, 3, 4, 5)  # (B, H, T_q, T_k)
         mask = _random(2, 1, 4, 5, seed=1) > -0.3  # (B, 1, T_q, T_k), True = may attend
         mask[0, 0, 1] = False  # query 1 of sequence 0 sees no key at all
         for m in (None, mask):
             expected = masked_softmax(scores, m)
             got = _tensor(fn(scores.clone(), m), "the weights", scores.shape)
-            if not _close(got, expected, 1e-8):
+            if not _close(got, expected):
                 raise Wrong(_softmax_diagnosis(got, scores, m) + f" (scores {tuple(scores.shape)})")
         # gradients, including through the fully masked row
         x = scores.clone().requires_grad_()
-        fn(x, mask).mul(_random(*scores.shape, seed=2)).sum().backward()
+        got = fn(x, mask)
+        got.mul(_random(*scores.shape, seed=2)).sum().backward()
         y = scores.clone().requires_grad_()
         masked_softmax(y, mask).mul(_random(*scores.shape, seed=2)).sum().backward()
         if x.grad is None or torch.isnan(x.grad).any():
             raise Wrong("the gradient has NaN: a fully masked row must not reach softmax as -inf.")
-        if not _close(x.grad, y.grad, 1e-8):
+        if not _close(x.grad, y.grad, _tolerance(got)):  # as precise as the reader's dtype
             raise Wrong("the values are right but the gradients differ from the reference.")
         return "values, gradients, every mask and a fully masked row are right."
 
@@ -75,150 +116,280 @@ def check_masked_softmax(fn: Callable[[Tensor, Tensor | None], Tensor]) -> Verdi
 # --- scaled dot-product attention ------------------------------------------------------------
 
 
+def _attention_mask(B: int, Tq: int, Tk: int) -> Tensor:
+    """``(B, 1, T_q, T_k)``: sequence 1 has two padding keys; query 1 of sequence 0 sees none."""
+    mask = torch.ones(B, 1, Tq, Tk, dtype=torch.bool)
+    mask[1, ..., 2:] = False
+    mask[0, :, 1] = False
+    return mask
+
+
+def _scale_diagnosis(fn_out: Tensor, fn_w: Tensor, q, k, v, mask, dk: int, dv: int) -> str | None:
+    """The scale a reader used instead of 1/sqrt(d_k), named; None if it is not the scale."""
+    scales = {
+        1.0: f"you forgot to divide the scores by sqrt(d_k): with d_k = {dk} the softmax gets "
+        f"scores {math.sqrt(dk):.1f} times too large and its weights are too peaked.",
+        1 / math.sqrt(dv): f"you divide the scores by sqrt(d_v) = sqrt({dv}); the scale is "
+        f"1/sqrt(d_k) = 1/sqrt({dk}), the size of the query and key vectors whose dot product "
+        "it tames (v's size plays no part).",
+        1 / dk: f"you divide the scores by d_k = {dk}, not by its square root: the dot product "
+        "of two random d_k-vectors has standard deviation sqrt(d_k).",
+        math.sqrt(dk): "you multiply the scores by sqrt(d_k); divide them by it.",
+    }
+    for scale, words in scales.items():
+        out, weights = attention(q, k, v, mask=mask, scale=scale)
+        if _close(fn_w, weights) or _close(fn_out, out):
+            return words
+    weights = masked_softmax(q @ k.transpose(-2, -1), mask) / math.sqrt(dk)
+    if _close(fn_w, weights):
+        return ("you divide the weights by sqrt(d_k) after the softmax, so rows no longer sum to "
+                "1: divide the scores, before the softmax.")  # fmt: skip
+    return None
+
+
 def check_attention(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
     """``fn(q, k, v, mask=None) -> (out, weights)``: ``softmax(q k^T / sqrt(d_k)) v`` with the
-    mask of ``check_masked_softmax``; q ``(..., T_q, d_k)``, k ``(..., T_k, d_k)``, v ``(...,
-    T_k, d_v)``; out ``(..., T_q, d_v)``, weights ``(..., T_q, T_k)``."""
+    mask of ``check_masked_softmax`` (a query that may see no key gets zero weights and a zero
+    output); q ``(..., T_q, d_k)``, k ``(..., T_k, d_k)``, v ``(..., T_k, d_v)`` with d_k !=
+    d_v; out ``(..., T_q, d_v)``, weights ``(..., T_q, T_k)``; values and gradients."""
 
     def probes() -> str:
+        _expect_function(fn, "fn(q, k, v, mask=None)")
         B, H, Tq, Tk, dk, dv = 2, 2, 3, 4, 8, 5
         q, k, v = (
             _random(B, H, Tq, dk),
             _random(B, H, Tk, dk, seed=1),
             _random(B, H, Tk, dv, seed=2),
         )
-        mask = torch.ones(B, 1, Tq, Tk, dtype=torch.bool)
-        mask[1, ..., 2:] = False  # sequence 1 has two padding keys
+        mask = _attention_mask(B, Tq, Tk)
         for m in (None, mask):
             expected, expected_w = attention(q, k, v, mask=m)
             result = fn(q, k, v, mask=m)
             if not (isinstance(result, tuple) and len(result) == 2):
                 raise Wrong("return a pair (out, weights), as the book's attention does.")
+            shapes = tuple(tuple(getattr(r, "shape", ())) for r in result)
+            if shapes == (tuple(expected_w.shape), tuple(expected.shape)):
+                raise Wrong(
+                    "you return (weights, out); the book's attention returns (out, weights)."
+                )
+            weights_shape = tuple(expected_w.shape)
+            if shapes[1] == (*weights_shape[:-2], Tk, Tq):
+                raise Wrong(f"your weights are (T_k, T_q) = ({Tk}, {Tq}) per head: the scores are "
+                            "q @ k^T, one row per query, not k @ q^T.")  # fmt: skip
             out = _tensor(result[0], "out", expected.shape)
             weights = _tensor(result[1], "weights", expected_w.shape)
             if _close(weights, expected_w) and _close(out, expected):
                 continue
-            unscaled, _ = attention(q, k, v, mask=m, scale=1.0)
-            if _close(out, unscaled):
-                raise Wrong(
-                    "you forgot to divide the scores by sqrt(d_k): with d_k = 8 the softmax gets "
-                    "scores 2.8 times too large and its weights are too peaked."
-                )
+            named = _scale_diagnosis(out, weights, q, k, v, m, dk, dv)
+            if named:
+                raise Wrong(named)
             if _close(weights, expected_w):
                 raise Wrong("the weights are right but out is not: out = weights @ v.")
             raise Wrong(_softmax_diagnosis(weights, q @ k.transpose(-2, -1) / math.sqrt(dk), m))
         qs = [t.clone().requires_grad_() for t in (q, k, v)]
         rs = [t.clone().requires_grad_() for t in (q, k, v)]
-        fn(*qs, mask=mask)[0].sum().backward()
+        out = fn(*qs, mask=mask)[0]
+        out.sum().backward()
         attention(*rs, mask=mask)[0].sum().backward()
         for name, a, b in zip("qkv", qs, rs, strict=True):
-            if a.grad is None or not _close(a.grad, b.grad):
+            if a.grad is not None and torch.isnan(a.grad).any():
+                raise Wrong(f"the gradient with respect to {name} has NaN: a query that sees no "
+                            "key must not reach softmax as a row of -inf.")  # fmt: skip
+            if a.grad is None or not _close(a.grad, b.grad, _tolerance(out)):
                 raise Wrong(f"the gradient with respect to {name} differs from the reference.")
-        return "values, weights, gradients, with and without a padding mask, are right."
+        return ("values, weights, gradients, with and without a padding mask and with a query "
+                "that sees no key, are right.")  # fmt: skip
 
     return _run("scaled dot-product attention", probes)
 
 
 # --- multi-head attention ---------------------------------------------------------------------
 
+_SPLIT = {  # how a reader may split (B, T, D) into heads, and what to tell them
+    "right": "",
+    "dh_first": "you split D into (Dh, H) instead of (H, Dh): view the projection as "
+    "(B, T, H, Dh), then move H forward, so that head h gets features h*Dh .. (h+1)*Dh - 1",
+    "direct": "you view the projection (B, T, D) straight as (B, H, T, Dh), which mixes "
+    "positions into the heads: view it as (B, T, H, Dh), then transpose(1, 2)",
+}
+_MERGE = {
+    "right": "",
+    "dh_first": "you merge the heads as (Dh, H) instead of (H, Dh): transpose back to "
+    "(B, T, H, Dh), then reshape to (B, T, D)",
+    "direct": "you reshape the heads' outputs (B, H, T, Dh) straight to (B, T, D), which mixes "
+    "positions: transpose(1, 2) back to (B, T, H, Dh) first, then reshape",
+    "reversed": "the heads are concatenated in the wrong order: head h's output belongs in "
+    "columns h*Dh .. (h+1)*Dh - 1",
+}
 
-def _multihead_variant(m, H, q, k, v, mask, scale=None, reverse_heads=False, split_dh_first=False):
-    """Our multi-head attention with the reader's projections, or one typical mistake of it."""
+
+def _multihead_variant(m, H, q, k, v, mask, scale=None, split="right", merge="right",
+                       fill=None, value_proj="v_proj", out_proj=True):  # fmt: skip
+    """Our multi-head attention with the reader's projections, or typical mistakes of it."""
     B, Tq, D = q.shape
     Dh = D // H
 
-    def split(x: Tensor) -> Tensor:  # (B, T, D) -> (B, H, T, Dh)
-        if split_dh_first:
-            return x.view(B, x.shape[1], Dh, H).permute(0, 3, 1, 2)
-        return x.view(B, x.shape[1], H, Dh).transpose(1, 2)
+    def heads(x: Tensor) -> Tensor:  # (B, T, D) -> (B, H, T, Dh)
+        T = x.shape[1]
+        if split == "dh_first":
+            return x.reshape(B, T, Dh, H).permute(0, 3, 1, 2)
+        if split == "direct":
+            return x.reshape(B, H, T, Dh)
+        return x.reshape(B, T, H, Dh).transpose(1, 2)
 
-    heads, weights = attention(split(m.q_proj(q)), split(m.k_proj(k)), split(m.v_proj(v)),
-                               mask=mask, scale=scale)  # fmt: skip
-    if reverse_heads:
-        heads = heads.flip(1)
-    if split_dh_first:  # merged back the same (wrong) way it was split
-        return m.out_proj(heads.permute(0, 2, 3, 1).reshape(B, Tq, D)), weights
-    return m.out_proj(heads.transpose(1, 2).reshape(B, Tq, D)), weights
+    qh, kh = heads(m.q_proj(q)), heads(m.k_proj(k))
+    vh = heads(getattr(m, value_proj)(v))
+    if fill is None:
+        out, weights = attention(qh, kh, vh, mask=mask, scale=scale)
+    else:
+        scores = qh @ kh.transpose(-2, -1) / math.sqrt(Dh)
+        weights = torch.softmax(scores.masked_fill(~mask, fill), -1)
+        out = weights @ vh
+    if merge == "reversed":
+        out = out.flip(1)
+    if merge == "dh_first":
+        merged = out.permute(0, 2, 3, 1).reshape(B, Tq, D)
+    elif merge == "direct":
+        merged = out.reshape(B, Tq, D)
+    else:
+        merged = out.transpose(1, 2).reshape(B, Tq, D)
+    return (m.out_proj(merged) if out_proj else merged), weights
+
+
+def _multihead_diagnosis(mine, reference, H, D, out, q, k, v, m) -> str:
+    """Name the mistake that turns the book's multi-head attention into ``out``."""
+    if torch.isnan(out).any():
+        return NAN_ROWS.replace("your weights contain", "your output contains")
+    layouts = {}
+    for split, merge in product(_SPLIT, _MERGE):
+        if (split, merge) != ("right", "right"):
+            words = "; ".join(w for w in (_SPLIT[split], _MERGE[merge]) if w)
+            layouts[words] = {"split": split, "merge": merge}
+    others = {
+        "the scores are divided by sqrt(D), not sqrt(Dh): each head works in Dh = D / H "
+        "dimensions": {"scale": 1 / math.sqrt(D)},
+        "you forgot to divide the scores by sqrt(Dh)": {"scale": 1.0},
+        "you divide the scores by Dh, not by sqrt(Dh)": {"scale": 1 / (D // H)},
+        "the values go through k_proj: project them with v_proj": {"value_proj": "k_proj"},
+        "out_proj is not applied: the concatenated heads are mixed by out_proj at the end": {
+            "out_proj": False
+        },
+    }
+    if m is not None:
+        others[UNIFORM_ROWS[:-1]] = {"fill": -1e9}
+    for words, variant in {**layouts, **others}.items():
+        if _close(out, _multihead_variant(mine, H, q, k, v, m, **variant)[0]):
+            return words + "."
+    if m is not None and _close(out, reference(q, k, v, mask=~m)[0]):
+        return f"mask polarity: {POLARITY}."
+    if m is not None and _close(out, reference(q, k, v)[0]):
+        return "the mask is not used: padding keys must get weight 0."
+    return (f"out differs from the reference (D = {D}, H = {H}, q {tuple(q.shape)}, k and v "
+            f"{tuple(k.shape)}).")  # fmt: skip
 
 
 def check_multihead(cls: type) -> Verdict:
     """``cls(d_model, num_heads)``: projections ``q_proj, k_proj, v_proj, out_proj``; H heads of
     Dh = D / H dimensions each attend with the scale 1/sqrt(Dh), are concatenated in order and
-    mixed by ``out_proj``."""
+    mixed by ``out_proj``; ``m(query, key, value, mask=None)`` with a padding mask ``(B, 1, 1,
+    T_k)`` and a mask ``(B, 1, T_q, T_k)`` where a query sees no key (its heads output zeros)."""
 
     def probes() -> str:
+        _expect_class(cls, "cls(d_model, num_heads)", "m(query, key, value, mask=None)")
         D, H, B, Tq, Tk = 16, 4, 2, 3, 5
         torch.manual_seed(0)
-        mine = cls(D, H).double()
+        mine = cls(D, H)
+        _with_weights_of(mine, MultiHeadAttention(D, H), ("q_proj", "k_proj", "v_proj", "out_proj"))
+        mine = mine.double()
         reference = MultiHeadAttention(D, H).double()
         _with_weights_of(mine, reference, ("q_proj", "k_proj", "v_proj", "out_proj"))
         q, k, v = _random(B, Tq, D), _random(B, Tk, D, seed=1), _random(B, Tk, D, seed=2)
-        mask = torch.ones(B, 1, 1, Tk, dtype=torch.bool)
-        mask[1, ..., 3:] = False  # two padding keys in sequence 1
+        padding = torch.ones(B, 1, 1, Tk, dtype=torch.bool)
+        padding[1, ..., 3:] = False  # two padding keys in sequence 1
+        blind = padding.expand(B, 1, Tq, Tk).clone()
+        blind[0, :, 1] = False  # query 1 of sequence 0 sees no key
         with torch.no_grad():
-            for m in (None, mask):
+            for m in (None, padding, blind):
                 result = mine(q, k, v, mask=m)
                 out = _tensor(result[0] if isinstance(result, tuple) else result, "out", (B, Tq, D))
                 expected, _ = reference(q, k, v, mask=m)
-                if _close(out, expected):
-                    continue
-                mistakes = {
-                    "the heads are concatenated in the wrong order: head h's output belongs in "
-                    "columns h*Dh .. (h+1)*Dh - 1": {"reverse_heads": True},
-                    "you split D into (Dh, H) instead of (H, Dh): view the projection as "
-                    "(B, T, H, Dh), then move H forward": {"split_dh_first": True},
-                    "the scores are divided by sqrt(D), not sqrt(Dh): each head works in Dh = "
-                    "D / H dimensions": {"scale": 1 / math.sqrt(D)},
-                    "you forgot to divide the scores by sqrt(Dh)": {"scale": 1.0},
-                }
-                for words, variant in mistakes.items():
-                    if _close(out, _multihead_variant(mine, H, q, k, v, m, **variant)[0]):
-                        raise Wrong(words + ".")
-                if m is not None and _close(out, reference(q, k, v, mask=~m)[0]):
-                    raise Wrong(f"mask polarity: {POLARITY}.")
-                if m is not None and _close(out, reference(q, k, v)[0]):
-                    raise Wrong("the mask is not used: padding keys must get weight 0.")
-                raise Wrong(f"out differs from the reference (D = {D}, H = {H}, q {tuple(q.shape)},"
-                            f" k and v {tuple(k.shape)}).")  # fmt: skip
-        return "heads, scale, concatenation, output projection and the padding mask are right."
+                if not _close(out, expected):
+                    raise Wrong(_multihead_diagnosis(mine, reference, H, D, out, q, k, v, m))
+        return ("heads, scale, concatenation, output projection, the padding mask and a query "
+                "that sees no key are right.")  # fmt: skip
 
     return _run("multi-head attention", probes)
 
 
 # --- additive attention ---------------------------------------------------------------------------
 
+_SCORES = {  # score functions a reader may write instead of w_v . tanh(W_q q + W_k k)
+    "there is no tanh between the sum W_q q + W_k k and w_v: without it the score is linear "
+    "in q and k": lambda m, pre: m.w_v(pre),
+    "the tanh comes after w_v: it belongs inside, score = w_v . tanh(W_q q + W_k k), so that "
+    "w_v weighs the squashed features": lambda m, pre: torch.tanh(m.w_v(pre)),
+    "there is a second tanh after w_v: the score is w_v . tanh(W_q q + W_k k), with no tanh "
+    "around it": lambda m, pre: torch.tanh(m.w_v(torch.tanh(pre))),
+    "the score squashes with ReLU; additive attention uses tanh": lambda m, pre: m.w_v(
+        torch.relu(pre)
+    ),
+    "the score squashes with sigmoid; additive attention uses tanh": lambda m, pre: m.w_v(
+        torch.sigmoid(pre)
+    ),
+    "w_v is not used: you sum tanh(W_q q + W_k k) over its hidden features; w_v weighs them "
+    "(score = w_v . tanh(...))": lambda m, pre: torch.tanh(pre).sum(-1, keepdim=True),
+}
+
 
 def check_additive_attention(cls: type) -> Verdict:
     """``cls(query_dim, key_dim, hidden_dim)``: score = ``w_v . tanh(W_q q + W_k k)``, then the
-    masked softmax over the keys and the weighted sum of the values."""
+    masked softmax over the keys (a padding mask ``(B, 1, T_k)``, and a mask ``(B, T_q, T_k)``
+    where a query sees no key: zero weights) and the weighted sum of the values; called as
+    ``m(queries, keys, values, mask=None) -> (out, weights)``."""
 
     def probes() -> str:
+        _expect_class(cls, "cls(query_dim, key_dim, hidden_dim)",
+                      "m(queries, keys, values, mask=None)")  # fmt: skip
         Dq, Dk, Hd, Dv, B, Tq, Tk = 3, 4, 6, 5, 2, 2, 4
         torch.manual_seed(0)
-        mine = cls(Dq, Dk, Hd).double().eval()
+        mine = cls(Dq, Dk, Hd)
+        _with_weights_of(mine, AdditiveAttention(Dq, Dk, Hd), ("W_q", "W_k", "w_v"))
+        mine = mine.double().eval()
         reference = AdditiveAttention(Dq, Dk, Hd).double().eval()
         _with_weights_of(mine, reference, ("W_q", "W_k", "w_v"))
         q, k, v = _random(B, Tq, Dq), _random(B, Tk, Dk, seed=1), _random(B, Tk, Dv, seed=2)
-        mask = torch.ones(B, 1, Tk, dtype=torch.bool)
-        mask[1, :, 2:] = False
+        padding = torch.ones(B, 1, Tk, dtype=torch.bool)
+        padding[1, :, 2:] = False
+        blind = padding.expand(B, Tq, Tk).clone()
+        blind[0, 1] = False  # query 1 of sequence 0 sees no key
         with torch.no_grad():
-            for m in (None, mask):
+            for m in (None, padding, blind):
                 result = mine(q, k, v, mask=m)
                 if not (isinstance(result, tuple) and len(result) == 2):
                     raise Wrong("return a pair (out, weights), as the book's module does.")
+                shapes = tuple(tuple(getattr(r, "shape", ())) for r in result)
+                if shapes == ((B, Tq, Tk), (B, Tq, Dv)):
+                    raise Wrong("you return (weights, out); the book's module returns "
+                                "(out, weights).")  # fmt: skip
+                if shapes[0] == (B, Tq, Dk):
+                    raise Wrong(f"out has the keys' size {Dk}: out = weights @ values, the "
+                                f"values' size {Dv}.")  # fmt: skip
                 out = _tensor(result[0], "out", (B, Tq, Dv))
                 weights = _tensor(result[1], "weights", (B, Tq, Tk))
                 want_out, want_w = reference(q, k, v, mask=m)
                 if _close(out, want_out) and _close(weights, want_w):
                     continue
+                if torch.isnan(weights).any() or torch.isnan(out).any():
+                    raise Wrong(NAN_ROWS)
                 pre = mine.W_q(q).unsqueeze(-2) + mine.W_k(k).unsqueeze(-3)  # (B, Tq, Tk, Hd)
-                if _close(weights, masked_softmax(mine.w_v(pre).squeeze(-1), m)):
-                    raise Wrong("there is no tanh between the sum W_q q + W_k k and w_v: without "
-                                "it the score is linear in q and k.")  # fmt: skip
+                for words, score in _SCORES.items():
+                    if _close(weights, masked_softmax(score(mine, pre).squeeze(-1), m)):
+                        raise Wrong(words + ".")
                 if _close(weights, want_w):
                     raise Wrong("the weights are right but out is not: out = weights @ values.")
                 scores = mine.w_v(torch.tanh(pre)).squeeze(-1)
                 raise Wrong(_softmax_diagnosis(weights, scores, m))
-        return "scores, masked weights and the weighted sum of the values are right."
+        return ("scores, masked weights (also for a query that sees no key) and the weighted sum "
+                "of the values are right.")  # fmt: skip
 
     return _run("additive attention", probes)
