@@ -65,6 +65,17 @@ Blocks covered so far, each with the signature the book uses:
   -> out``, q, k ``(B, H, T, Dh)``, v ``(B, H, T, Dv)``: each frame t attends to the keys
   ``|t - s| <= window`` (``s <= t`` when causal), padding frames never seen; equal to full
   attention under ``band_mask(T, window, causal) & key_padding`` (chapter 20).
+* ``check_pad_sequences(fn)`` -- ``fn(seqs, pad_value=0) -> (padded, lengths)``: lists of token
+  ids right-padded into a ``(B, T)`` long batch, batch first, as wide as the longest, and their
+  real lengths ``(B,)`` (chapter 1);
+* ``check_padding_mask(fn)`` -- ``fn(lengths, max_len=None) -> (B, T)`` bool, True at a real
+  token, False on padding (chapter 1);
+* ``check_teacher_forcing_loss(fn)`` -- ``fn(model, src, src_lengths, tgt_out) -> loss``: the
+  training loss of chapter 4's ``Seq2Seq``, the decoder fed ``<bos>`` and the gold targets
+  shifted right from the encoder's final state, the mean over the real target tokens (chapter 4);
+* ``check_bahdanau_step(fn)`` -- ``fn(decoder, prev, state, memory, src_mask) -> (logits, state,
+  weights)``: one step of ``BahdanauDecoder``, the previous state as the query, padding weighted
+  0, ``[y_{t-1}; c_t]`` into the recurrent layer, logits from ``[s'_t; c_t]`` (chapter 7);
 
 Every check returns a ``Verdict`` (``ok``, ``block``, ``message``) as well as printing it.
 
@@ -94,6 +105,7 @@ from .verdict import POLARITY, Verdict, Wrong, wrap_verdict
 # The checks of later chapters: one line per family module (keep the lines sorted).
 from .long_sequences import check_banded_attention
 # (new families are added here)
+from .seq2seq import check_bahdanau_step, check_teacher_forcing_loss
 from .sequences import check_pad_sequences, check_padding_mask
 from .translator import check_average_checkpoints
 
@@ -119,6 +131,8 @@ __all__ = [
     "check_rnn_cell",
     "check_sinusoidal_encoding",
     # the checks of later chapters (keep sorted within this block)
+    "check_teacher_forcing_loss",
+    "check_bahdanau_step",
     "check_pad_sequences",
     "check_padding_mask",
     "check_average_checkpoints",
