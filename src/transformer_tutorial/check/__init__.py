@@ -131,10 +131,10 @@ __all__ = [
     "check_rnn_cell",
     "check_sinusoidal_encoding",
     # the checks of later chapters (keep sorted within this block)
-    "check_teacher_forcing_loss",
+    "check_average_checkpoints",
     "check_bahdanau_step",
+    "check_banded_attention",
     "check_pad_sequences",
     "check_padding_mask",
-    "check_average_checkpoints",
-    "check_banded_attention",
+    "check_teacher_forcing_loss",
 ]
