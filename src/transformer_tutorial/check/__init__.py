@@ -76,6 +76,15 @@ Blocks covered so far, each with the signature the book uses:
 * ``check_bahdanau_step(fn)`` -- ``fn(decoder, prev, state, memory, src_mask) -> (logits, state,
   weights)``: one step of ``BahdanauDecoder``, the previous state as the query, padding weighted
   0, ``[y_{t-1}; c_t]`` into the recurrent layer, logits from ``[s'_t; c_t]`` (chapter 7);
+* ``check_patch_embedding(cls)`` -- ``cls(in_channels, patch_size, d_model)`` with ``proj``
+  (``nn.Linear(C·P·P, D)`` on each patch flattened channel-first, or ``nn.Conv2d(C, D, P,
+  stride=P)``), images ``(B, C, H, W)`` -> ``(B, N, D)``, patches in row-major order: equal to
+  a strided ``Conv2d`` with the same weights (chapter 19);
+* ``check_hungarian_matching(fn)`` -- ``fn(logits, boxes, target_labels, target_boxes) ->
+  (query_index, target_index)`` for one image: the one-to-one assignment of the M objects to M
+  of the Q queries of least total cost ``-p_query(class) + 5 * L1(boxes)``, as
+  ``scipy.optimize.linear_sum_assignment`` finds it; permuting the queries permutes it
+  (chapter 19);
 
 Every check returns a ``Verdict`` (``ok``, ``block``, ``message``) as well as printing it.
 
@@ -108,6 +117,7 @@ from .long_sequences import check_banded_attention
 from .seq2seq import check_bahdanau_step, check_teacher_forcing_loss
 from .sequences import check_pad_sequences, check_padding_mask
 from .translator import check_average_checkpoints
+from .vision import check_hungarian_matching, check_patch_embedding
 
 __all__ = [
     "POLARITY",
@@ -134,7 +144,9 @@ __all__ = [
     "check_average_checkpoints",
     "check_bahdanau_step",
     "check_banded_attention",
+    "check_hungarian_matching",
     "check_pad_sequences",
     "check_padding_mask",
+    "check_patch_embedding",
     "check_teacher_forcing_loss",
 ]
