@@ -57,6 +57,11 @@ Blocks covered so far, each with the signature the book uses:
   The check calls the two methods on their own, then puts one cache in each block of the
   book's decoder and compares every step's logits with recomputing the whole prefix
   (chapters 13 and 15).
+* ``check_mask_tokens(fn)`` -- ``fn(tokens, vocab, generator=None, select_prob=0.15,
+  mask_prob=0.8, random_prob=0.1) -> (inputs, labels)``, BERT's masking rule: 15 % of the real
+  tokens chosen (never ``[CLS]``, ``[SEP]`` or padding), 80 / 10 / 10 of them ``[MASK]`` / a
+  random ordinary token / unchanged, labels the original token where chosen and ``IGNORE_INDEX``
+  elsewhere (chapter 17);
 
 * ``check_average_checkpoints(fn)`` -- ``fn(state_dicts) -> state_dict``: the mean of each
   floating-point weight over a list of state dicts, in its own dtype; an integer buffer kept as
@@ -76,6 +81,25 @@ Blocks covered so far, each with the signature the book uses:
 * ``check_bahdanau_step(fn)`` -- ``fn(decoder, prev, state, memory, src_mask) -> (logits, state,
   weights)``: one step of ``BahdanauDecoder``, the previous state as the query, padding weighted
   0, ``[y_{t-1}; c_t]`` into the recurrent layer, logits from ``[s'_t; c_t]`` (chapter 7);
+* ``check_top_p(fn)`` -- ``fn(logits, p) -> filtered``, logits ``(..., V)``: the nucleus (the
+  smallest set of most likely tokens whose probability reaches ``p``, so the token that crosses
+  ``p`` is in it and a mass of exactly ``p`` ends it) keeps its logits, every other token gets
+  -inf, in the vocabulary's order (chapter 18);
+* ``check_pad_sequences(fn)`` -- ``fn(seqs, pad_value=0) -> (padded, lengths)``: lists of token
+  ids right-padded into a ``(B, T)`` long batch, batch first, as wide as the longest, and their
+  real lengths ``(B,)`` (chapter 1);
+* ``check_padding_mask(fn)`` -- ``fn(lengths, max_len=None) -> (B, T)`` bool, True at a real
+  token, False on padding (chapter 1);
+* ``check_teacher_forcing_loss(fn)`` -- ``fn(model, src, src_lengths, tgt_out) -> loss``: the
+  training loss of chapter 4's ``Seq2Seq``, the decoder fed ``<bos>`` and the gold targets
+  shifted right from the encoder's final state, the mean over the real target tokens (chapter 4);
+* ``check_bahdanau_step(fn)`` -- ``fn(decoder, prev, state, memory, src_mask) -> (logits, state,
+  weights)``: one step of ``BahdanauDecoder``, the previous state as the query, padding weighted
+  0, ``[y_{t-1}; c_t]`` into the recurrent layer, logits from ``[s'_t; c_t]`` (chapter 7);
+* ``check_nadaraya_watson(fn)`` -- ``fn(queries, keys, values, width=1.0) -> (predictions,
+  weights)``: the Gaussian score ``-(q - k)^2 / (2 width^2)``, its softmax over the keys, the
+  weighted sum of the values; keys ``(T_k,)`` shared or ``(T_q, T_k)`` one row per query
+  (chapter 5);
 * ``check_patch_embedding(cls)`` -- ``cls(in_channels, patch_size, d_model)`` with ``proj``
   (``nn.Linear(C·P·P, D)`` on each patch flattened channel-first, or ``nn.Conv2d(C, D, P,
   stride=P)``), images ``(B, C, H, W)`` -> ``(B, N, D)``, patches in row-major order: equal to
@@ -112,8 +136,11 @@ from .recurrent import check_lstm_cell, check_rnn_cell
 from .verdict import POLARITY, Verdict, Wrong, wrap_verdict
 
 # The checks of later chapters: one line per family module (keep the lines sorted).
+from .bert import check_mask_tokens
+from .gpt import check_top_p
 from .long_sequences import check_banded_attention
 # (new families are added here)
+from .pooling import check_nadaraya_watson
 from .seq2seq import check_bahdanau_step, check_teacher_forcing_loss
 from .sequences import check_pad_sequences, check_padding_mask
 from .translator import check_average_checkpoints
@@ -145,8 +172,11 @@ __all__ = [
     "check_bahdanau_step",
     "check_banded_attention",
     "check_hungarian_matching",
+    "check_mask_tokens",
+    "check_nadaraya_watson",
     "check_pad_sequences",
     "check_padding_mask",
     "check_patch_embedding",
     "check_teacher_forcing_loss",
+    "check_top_p",
 ]
