@@ -26,6 +26,8 @@ from transformer_tutorial.bert import (
     bert_inputs,
     finetune,
     mask_tokens,
+    mlm_eval_loss,
+    mlm_eval_losses,
     mlm_loss,
     pretrain_mlm,
     shuffle_words,
@@ -251,6 +253,32 @@ def test_loss_uses_the_chosen_positions_only():
     )
     with pytest.raises(ValueError, match="no position is chosen"):
         mlm_loss(model, inputs, torch.full_like(labels, IGNORE_INDEX))
+
+
+def test_eval_losses_split_the_eval_loss_by_what_a_position_shows():
+    model = small_model(dropout=0.1).train()
+    rows = [[VOCAB.cls_id, *r[r > 3][r[r > 3] < 37].tolist(), VOCAB.sep_id] for r in sentences(400)]
+    by_kind = mlm_eval_losses(model, rows, VOCAB, seed=3)
+    assert model.training  # the mode is restored
+    batch = sentences(400)  # the same rows, padded as mlm_eval_losses pads them
+    inputs, labels = mask_tokens(batch, VOCAB, torch.Generator().manual_seed(3))
+    chosen = labels != IGNORE_INDEX
+    shown, original = inputs[chosen], labels[chosen]
+    assert len(by_kind["[MASK]"]) == int((shown == VOCAB.mask_id).sum())
+    assert len(by_kind["unchanged"]) == int((shown == original).sum())
+    assert sum(map(len, by_kind.values())) == int(chosen.sum())
+    assert min(map(len, by_kind.values())) > 0
+    everything = torch.cat(list(by_kind.values())).mean()
+    assert torch.allclose(everything, torch.tensor(mlm_eval_loss(model, rows, VOCAB, seed=3)))
+    # At a [MASK] position the input holds nothing of the answer: the loss there is the loss
+    # of the logits at that position, whatever the original token was.
+    model.eval()
+    with torch.no_grad():
+        logits = model.mlm_logits(inputs)[chosen][shown == VOCAB.mask_id]
+    expected = nn.functional.cross_entropy(
+        logits, original[shown == VOCAB.mask_id], reduction="none"
+    )
+    assert torch.allclose(by_kind["[MASK]"], expected, atol=1e-5)
 
 
 @settings(max_examples=20, deadline=None)
