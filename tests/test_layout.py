@@ -182,3 +182,16 @@ def test_the_import_reader_sees_every_spelling(tmp_path: Path) -> None:
     assert layer_of("transformer_tutorial.translator.train") == "application"
     assert layer_of("transformer_tutorial.check.verdict") == "support"
     assert layer_of("transformer_tutorial.attention") == "taught"
+
+
+def test_the_api_reference_documents_every_module() -> None:
+    """book/api.md (Sphinx's autodoc) has an entry for every taught and support module, and each
+    taught module's entry links to the chapter that generates it."""
+    page = (ROOT / "book" / "api.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"\.\. automodule:: transformer_tutorial\.(\w+)", page))
+    taught = {p.stem for p in taught_modules()}
+    assert documented == taught | SUPPORT, sorted(documented ^ (taught | SUPPORT))
+    for path in taught_modules():
+        chapter = re.search(r"book/(\w+)\.ipynb", path.read_text(encoding="utf-8")).group(1)
+        entry = page.split(f"### `transformer_tutorial.{path.stem}`")[1].split("###")[0]
+        assert f"{{doc}}`{chapter}`" in entry, f"{path.stem}'s entry does not link to {chapter}"

@@ -288,8 +288,8 @@ def train_step(
         scaler: a ``GradScaler`` for fp16 (scales the loss so small gradients do not underflow).
 
     Returns:
-        ``{"loss": mean loss per target token, "tokens": n, "grad_norm": before clipping,
-        "lr": the rate used}``.
+        a dict: ``loss`` (the mean loss per target token), ``tokens`` (their number),
+        ``grad_norm`` (before clipping) and ``lr`` (the rate used).
     """
     model.train()
     optimizer.zero_grad(set_to_none=True)

@@ -117,11 +117,11 @@ class TransformerConfig:
 
 # %% ../../book/13_transformer.ipynb #866b1046
 def base_config(vocab_size: int = 37000, **overrides) -> TransformerConfig:
-    """The paper's base model (Vaswani et al. 2017, Table 3, row "base").
+    """The paper's base model (Vaswani et al. 2017, Table 3, row "base")::
 
-    | N | d_model | d_ff | h | d_k = d_v | P_drop | vocabulary                     |
-    |---|---------|------|---|-----------|--------|--------------------------------|
-    | 6 | 512     | 2048 | 8 | 64        | 0.1    | one shared BPE, ~37000 tokens  |
+        | N | d_model | d_ff | h | d_k = d_v | P_drop | vocabulary                     |
+        |---|---------|------|---|-----------|--------|--------------------------------|
+        | 6 | 512     | 2048 | 8 | 64        | 0.1    | one shared BPE, ~37000 tokens  |
 
     Parameters: the paper's Table 3 says 65M, a rounded figure; the model
     this function builds, with the default shared vocabulary of 37000

@@ -499,8 +499,9 @@ class SetPredictorConfig:
 
 
 class SetPredictor(nn.Module):
-    """CNN backbone -> memory + 2-D positions -> ``EncoderLayer``s -> learned object queries
-    through ``DecoderLayer``s (cross-attention to the memory) -> a class and a box per query.
+    """CNN backbone -> memory + 2-D positions -> ``EncoderLayer`` blocks -> learned object
+    queries through ``DecoderLayer`` blocks (cross-attention to the memory) -> a class and a
+    box per query.
 
     Shape:
         images ``(B, 3, canvas, canvas)``; returns class logits ``(B, Q, K + 1)`` and boxes
