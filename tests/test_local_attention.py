@@ -328,3 +328,21 @@ def test_benchmark_script_runs_and_its_record_matches_the_code(tmp_path):
     fn = script.contenders(1024, settings["window"], settings["head_dim"])["local"]
     with torch.no_grad():
         assert peak_memory_bytes(fn) == row["peak_bytes"]
+
+
+@pytest.mark.parametrize("block_size", [None, 8, 16])
+def test_the_readers_check_accepts_blocked_local_attention_for_any_block(block_size):
+    """check_banded_attention (chapter 20's "Your turn") passes the book's blocked version with
+    blocks as long as the largest window and longer than the probes' sequences, and names a band one frame
+    too wide built from it."""
+    from functools import partial
+
+    from transformer_tutorial.check import check_banded_attention
+
+    assert check_banded_attention(partial(local_attention, block_size=block_size)).ok
+
+    def too_wide(q, k, v, window, causal=False, key_padding=None):
+        return local_attention(q, k, v, window + 1, causal, key_padding)
+
+    verdict = check_banded_attention(too_wide)
+    assert not verdict.ok and "one frame too wide" in verdict.message
