@@ -70,36 +70,10 @@ Blocks covered so far, each with the signature the book uses:
   -> out``, q, k ``(B, H, T, Dh)``, v ``(B, H, T, Dv)``: each frame t attends to the keys
   ``|t - s| <= window`` (``s <= t`` when causal), padding frames never seen; equal to full
   attention under ``band_mask(T, window, causal) & key_padding`` (chapter 20).
-* ``check_pad_sequences(fn)`` -- ``fn(seqs, pad_value=0) -> (padded, lengths)``: lists of token
-  ids right-padded into a ``(B, T)`` long batch, batch first, as wide as the longest, and their
-  real lengths ``(B,)`` (chapter 1);
-* ``check_padding_mask(fn)`` -- ``fn(lengths, max_len=None) -> (B, T)`` bool, True at a real
-  token, False on padding (chapter 1);
-* ``check_teacher_forcing_loss(fn)`` -- ``fn(model, src, src_lengths, tgt_out) -> loss``: the
-  training loss of chapter 4's ``Seq2Seq``, the decoder fed ``<bos>`` and the gold targets
-  shifted right from the encoder's final state, the mean over the real target tokens (chapter 4);
-* ``check_bahdanau_step(fn)`` -- ``fn(decoder, prev, state, memory, src_mask) -> (logits, state,
-  weights)``: one step of ``BahdanauDecoder``, the previous state as the query, padding weighted
-  0, ``[y_{t-1}; c_t]`` into the recurrent layer, logits from ``[s'_t; c_t]`` (chapter 7);
 * ``check_top_p(fn)`` -- ``fn(logits, p) -> filtered``, logits ``(..., V)``: the nucleus (the
   smallest set of most likely tokens whose probability reaches ``p``, so the token that crosses
   ``p`` is in it and a mass of exactly ``p`` ends it) keeps its logits, every other token gets
   -inf, in the vocabulary's order (chapter 18);
-* ``check_pad_sequences(fn)`` -- ``fn(seqs, pad_value=0) -> (padded, lengths)``: lists of token
-  ids right-padded into a ``(B, T)`` long batch, batch first, as wide as the longest, and their
-  real lengths ``(B,)`` (chapter 1);
-* ``check_padding_mask(fn)`` -- ``fn(lengths, max_len=None) -> (B, T)`` bool, True at a real
-  token, False on padding (chapter 1);
-* ``check_teacher_forcing_loss(fn)`` -- ``fn(model, src, src_lengths, tgt_out) -> loss``: the
-  training loss of chapter 4's ``Seq2Seq``, the decoder fed ``<bos>`` and the gold targets
-  shifted right from the encoder's final state, the mean over the real target tokens (chapter 4);
-* ``check_bahdanau_step(fn)`` -- ``fn(decoder, prev, state, memory, src_mask) -> (logits, state,
-  weights)``: one step of ``BahdanauDecoder``, the previous state as the query, padding weighted
-  0, ``[y_{t-1}; c_t]`` into the recurrent layer, logits from ``[s'_t; c_t]`` (chapter 7);
-* ``check_nadaraya_watson(fn)`` -- ``fn(queries, keys, values, width=1.0) -> (predictions,
-  weights)``: the Gaussian score ``-(q - k)^2 / (2 width^2)``, its softmax over the keys, the
-  weighted sum of the values; keys ``(T_k,)`` shared or ``(T_q, T_k)`` one row per query
-  (chapter 5);
 * ``check_patch_embedding(cls)`` -- ``cls(in_channels, patch_size, d_model)`` with ``proj``
   (``nn.Linear(C·P·P, D)`` on each patch flattened channel-first, or ``nn.Conv2d(C, D, P,
   stride=P)``), images ``(B, C, H, W)`` -> ``(B, N, D)``, patches in row-major order: equal to
@@ -111,23 +85,23 @@ Blocks covered so far, each with the signature the book uses:
   (chapter 19);
 * ``check_pad_sequences(fn)`` -- ``fn(seqs, pad_value=0) -> (padded, lengths)``: lists of token
   ids right-padded into a ``(B, T)`` long batch, batch first, as wide as the longest, and their
-  real lengths ``(B,)`` (chapter 1);
+  real lengths ``(B,)`` (chapter 1).
 * ``check_padding_mask(fn)`` -- ``fn(lengths, max_len=None) -> (B, T)`` bool, True at a real
-  token, False on padding (chapter 1);
+  token, False on padding (chapter 1).
 * ``check_teacher_forcing_loss(fn)`` -- ``fn(model, src, src_lengths, tgt_out) -> loss``: the
   training loss of chapter 4's ``Seq2Seq``, the decoder fed ``<bos>`` and the gold targets
-  shifted right from the encoder's final state, the mean over the real target tokens (chapter 4);
+  shifted right from the encoder's final state, the mean over the real target tokens (chapter 4).
 * ``check_bahdanau_step(fn)`` -- ``fn(decoder, prev, state, memory, src_mask) -> (logits, state,
   weights)``: one step of ``BahdanauDecoder``, the previous state as the query, padding weighted
-  0, ``[y_{t-1}; c_t]`` into the recurrent layer, logits from ``[s'_t; c_t]`` (chapter 7);
+  0, ``[y_{t-1}; c_t]`` into the recurrent layer, logits from ``[s'_t; c_t]`` (chapter 7).
 * ``check_nadaraya_watson(fn)`` -- ``fn(queries, keys, values, width=1.0) -> (predictions,
   weights)``: the Gaussian score ``-(q - k)^2 / (2 width^2)``, its softmax over the keys, the
   weighted sum of the values; keys ``(T_k,)`` shared or ``(T_q, T_k)`` one row per query
-  (chapter 5);
+  (chapter 5).
 * ``check_self_attention(cls)`` -- ``cls(d_in, d_k, d_v=None)`` with the matrices ``W_q``,
   ``W_k`` ``(d_in, d_k)`` and ``W_v`` ``(d_in, d_v)`` (or bias-free linear layers), called as
   ``layer(x, mask=None) -> (out, weights)``: ``softmax(Q K^T / sqrt(d_k)) V`` over ``(B, T,
-  d_in)``, mask True = may attend (chapter 8);
+  d_in)``, mask True = may attend (chapter 8).
 
 Every check returns a ``Verdict`` (``ok``, ``block``, ``message``) as well as printing it.
 
@@ -159,8 +133,8 @@ from .bert import check_mask_tokens
 from .gpt import check_top_p
 from .long_sequences import check_banded_attention
 # (new families are added here)
-from .self_attention import check_self_attention
 from .pooling import check_nadaraya_watson
+from .self_attention import check_self_attention
 from .seq2seq import check_bahdanau_step, check_teacher_forcing_loss
 from .sequences import check_pad_sequences, check_padding_mask
 from .translator import check_average_checkpoints
