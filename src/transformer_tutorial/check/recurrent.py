@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import permutations
+
 import torch
 
 from ..lstm import LSTMCell
@@ -10,52 +12,109 @@ from .verdict import (
     Verdict,
     Wrong,
     _close,
+    _expect_class,
     _random,
     _run,
     _tensor,
+    _tolerance,
     _with_weights_of,
 )
 
 # --- the LSTM cell --------------------------------------------------------------------------------
 
+_GATES = "ifgo"
+
+
+def _lstm_step(i, f, g, o, c, sig=torch.sigmoid, tanh=torch.tanh):
+    new_c = sig(f) * c + sig(i) * tanh(g)
+    return sig(o) * tanh(new_c), new_c
+
+
+def _lstm_mistakes(blocks, c, want_c):
+    """``(words, (h, c))`` for each typical mistake of an LSTM cell, given the four blocks of
+    ``z`` in the book's order and the old memory ``c``."""
+    i, f, g, o = blocks
+    sig, tanh = torch.sigmoid, torch.tanh
+    for order in permutations(range(4)):  # the reader takes block j to be gate _GATES[...]
+        if order == (0, 1, 2, 3):
+            continue
+        step = _lstm_step(*(blocks[order[n]] for n in range(4)), c)
+        read = ", ".join(_GATES[order.index(j)] for j in range(4))
+        if order == (1, 0, 2, 3):
+            words = "input and forget gates are swapped: the blocks are in the order i, f, g, o."
+        else:
+            words = (f"you read the four blocks of z as {read}; PyTorch's order (and the "
+                     "book's) is i, f, g, o: input, forget, candidate, output.")  # fmt: skip
+        yield words, step
+    yield (
+        "the candidate g takes tanh, not sigmoid: it proposes values in (-1, 1).",
+        _lstm_step(i, f, g, o, c, tanh=lambda t: sig(t) if t is g else tanh(t)),
+    )
+    new_c = sig(f) * c + sig(i) * g
+    yield ("the candidate g has no tanh: c' = sigmoid(f) c + sigmoid(i) tanh(g).",
+           (sig(o) * tanh(new_c), new_c))  # fmt: skip
+    new_c = c + sig(i) * tanh(g)
+    yield ("the old memory is kept whole: multiply c by the forget gate sigmoid(f).",
+           (sig(o) * tanh(new_c), new_c))  # fmt: skip
+    new_c = (1 - sig(f)) * c + sig(i) * tanh(g)
+    yield ("you multiply c by 1 - sigmoid(f): the forget gate keeps the memory where it is 1, "
+           "so c' = sigmoid(f) c + sigmoid(i) tanh(g).", (sig(o) * tanh(new_c), new_c))  # fmt: skip
+    yield ("h = sigmoid(o) * tanh(c'): you left out the tanh of the new memory.",
+           (sig(o) * want_c, want_c))  # fmt: skip
+    yield ("h is computed from the old memory c: h = sigmoid(o) * tanh(c') uses the new one.",
+           (sig(o) * tanh(c), want_c))  # fmt: skip
+    yield ("the output gate is missing: h = sigmoid(o) * tanh(c'), not tanh(c').",
+           (tanh(want_c), want_c))  # fmt: skip
+    yield ("the output gate takes sigmoid, not tanh: h = sigmoid(o) * tanh(c').",
+           (tanh(o) * tanh(want_c), want_c))  # fmt: skip
+
 
 def check_lstm_cell(cls: type) -> Verdict:
     """``cls(input_size, hidden_size)``: ``z = in_proj(x) + state_proj(h)`` in four blocks
     i, f, g, o (PyTorch's order); ``c' = sigmoid(f) c + sigmoid(i) tanh(g)``,
-    ``h' = sigmoid(o) tanh(c')``."""
+    ``h' = sigmoid(o) tanh(c')``; called as ``cell(x, (h, c))``, it returns ``(h', c')``;
+    values and gradients."""
 
     def probes() -> str:
+        _expect_class(cls, "cls(input_size, hidden_size)", "cell(x, (h, c))")
         D, H, B = 3, 5, 4
         torch.manual_seed(0)
-        mine = cls(D, H).double()
+        mine = cls(D, H)
+        _with_weights_of(mine, LSTMCell(D, H), ("in_proj", "state_proj"))
+        mine = mine.double()
         reference = LSTMCell(D, H).double()
         _with_weights_of(mine, reference, ("in_proj", "state_proj"))
         x, h, c = _random(B, D), _random(B, H, seed=1), _random(B, H, seed=2)
         got = mine(x, (h, c))
+        if isinstance(got, torch.Tensor):
+            raise Wrong("return the new state as a pair (h, c), not h alone: the next step "
+                        "needs the memory c too.")  # fmt: skip
         if not (isinstance(got, tuple) and len(got) == 2):
             raise Wrong("return the new state as a pair (h, c).")
         got_h, got_c = _tensor(got[0], "h", (B, H)), _tensor(got[1], "c", (B, H))
         want_h, want_c = reference(x, (h, c))
         if _close(got_h, want_h) and _close(got_c, want_c):
             x_, h_ = x.clone().requires_grad_(), h.clone().requires_grad_()
-            sum(t.sum() for t in mine(x_, (h_, c))).backward()
+            mine_h, mine_c = mine(x_, (h_, c))
+            (mine_h.sum() + mine_c.sum()).backward()
             x2, h2 = x.clone().requires_grad_(), h.clone().requires_grad_()
             sum(t.sum() for t in reference(x2, (h2, c))).backward()
-            if not (_close(x_.grad, x2.grad) and _close(h_.grad, h2.grad)):
+            tol = _tolerance(mine_h)
+            if not (_close(x_.grad, x2.grad, tol) and _close(h_.grad, h2.grad, tol)):
                 raise Wrong("the values are right but the gradients differ from the reference.")
             return "gates, memory update, output and gradients are right (PyTorch's gate order)."
-        i, f, g, o = (mine.in_proj(x) + mine.state_proj(h)).chunk(4, dim=-1)
-        sig = torch.sigmoid
-        if _close(got_c, sig(i) * c + sig(f) * torch.tanh(g)):
-            raise Wrong(
-                "input and forget gates are swapped: the blocks are in the order i, f, g, o."
-            )
-        if _close(got_c, sig(f) * c + sig(i) * sig(g)):
-            raise Wrong("the candidate g takes tanh, not sigmoid: it proposes values in (-1, 1).")
-        if _close(got_c, c + sig(i) * torch.tanh(g)):
-            raise Wrong("the old memory is kept whole: multiply c by the forget gate sigmoid(f).")
-        if _close(got_c, want_c) and _close(got_h, sig(o) * want_c):
-            raise Wrong("h = sigmoid(o) * tanh(c'): you left out the tanh of the new memory.")
+        if _close(got_h, want_c) and _close(got_c, want_h):
+            raise Wrong("you return (c, h): the cell returns its new state as (h, c), h first.")
+        if _close(got_c, c):
+            raise Wrong("you return the old memory c: return the new one, c' = sigmoid(f) c + "
+                        "sigmoid(i) tanh(g).")  # fmt: skip
+        blocks = (mine.in_proj(x) + mine.state_proj(h)).chunk(4, dim=-1)
+        for words, (h_, c_) in _lstm_mistakes(blocks, c, want_c):
+            if _close(got_c, c_) and _close(got_h, h_):
+                raise Wrong(words)
+        only_x = _lstm_step(*mine.in_proj(x).chunk(4, dim=-1), c)
+        if _close(got_h, only_x[0]) and _close(got_c, only_x[1]):
+            raise Wrong("the previous h is not used: z = in_proj(x) + state_proj(h).")
         if _close(got_c, want_c):
             raise Wrong("c is right but h is not: h = sigmoid(o) * tanh(c').")
         raise Wrong(f"the new memory c differs from the reference (x {tuple(x.shape)}, "
@@ -64,29 +123,52 @@ def check_lstm_cell(cls: type) -> Verdict:
     return _run("LSTM cell", probes)
 
 
-# --- the RNN cell and the position-wise feed-forward network ----------------------------------
+# --- the RNN cell ---------------------------------------------------------------------------------
 
 
 def check_rnn_cell(cls: type) -> Verdict:
-    """``cls(input_size, hidden_size)``: ``s = tanh(in_proj(x) + state_proj(s_prev))``."""
+    """``cls(input_size, hidden_size)``: ``s = tanh(in_proj(x) + state_proj(s_prev))``, called as
+    ``cell(x, s_prev)``; it returns the new state, a tensor."""
 
     def probes() -> str:
+        _expect_class(cls, "cls(input_size, hidden_size)", "cell(x, s_prev)")
         D, H, B = 3, 5, 4
         torch.manual_seed(0)
-        mine = cls(D, H).double()
+        mine = cls(D, H)
+        _with_weights_of(mine, RNNCell(D, H), ("in_proj", "state_proj"))
+        mine = mine.double()
         reference = RNNCell(D, H).double()
         _with_weights_of(mine, reference, ("in_proj", "state_proj"))
         x, s = _random(B, D), _random(B, H, seed=1)
-        got = _tensor(mine(x, s), "the new state", (B, H))
+        got = mine(x, s)
+        if isinstance(got, tuple):
+            raise Wrong("return the new state s alone, a tensor (B, hidden_size), not a tuple: "
+                        "the RNN cell's output is its state.")  # fmt: skip
+        got = _tensor(got, "the new state", (B, H))
         if _close(got, reference(x, s)):
             return "the state update s = tanh(in_proj(x) + state_proj(s_prev)) is right."
-        z = mine.in_proj(x) + mine.state_proj(s)
-        if _close(got, z):
-            raise Wrong("you left out the tanh: without it the state grows without bound.")
-        if _close(got, torch.tanh(mine.in_proj(x))):
-            raise Wrong("the previous state is not used: add state_proj(s_prev) before the tanh.")
-        if _close(got, torch.tanh(mine.state_proj(s))):
-            raise Wrong("the input is not used: add in_proj(x) before the tanh.")
+        a, b = mine.in_proj(x), mine.state_proj(s)
+        mistakes = {
+            "you left out the tanh: without it the state grows without bound.": a + b,
+            "the previous state is not used: add state_proj(s_prev) before the tanh.": torch.tanh(
+                a
+            ),
+            "the input is not used: add in_proj(x) before the tanh.": torch.tanh(b),
+            "the RNN cell squashes with tanh, not sigmoid: a sigmoid state is always positive.": (
+                torch.sigmoid(a + b)
+            ),
+            "the RNN cell squashes with tanh, not ReLU: a ReLU state can grow without bound.": (
+                torch.relu(a + b)
+            ),
+            "the tanh covers only in_proj(x): s = tanh(in_proj(x) + state_proj(s_prev)).": (
+                torch.tanh(a) + b
+            ),
+            "s_prev is added as it is: it goes through state_proj first, s = tanh(in_proj(x) + "
+            "state_proj(s_prev)).": torch.tanh(a + s),
+        }
+        for words, wrong in mistakes.items():
+            if _close(got, wrong):
+                raise Wrong(words)
         raise Wrong(f"the new state differs from the reference (x {tuple(x.shape)}, "
                     f"s_prev {tuple(s.shape)}).")  # fmt: skip
 

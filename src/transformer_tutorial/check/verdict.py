@@ -158,7 +158,15 @@ def _run(block: str, probes: Callable[[], str]) -> Verdict:
 def _parse(call: str) -> tuple[int, tuple[str, ...]]:
     """``"fn(q, k, v, mask=None)"`` -> 3 positional arguments and the keyword ``mask``."""
     inside = call[call.index("(") + 1 : call.rindex(")")]
-    params = [p.strip() for p in inside.split(",") if p.strip()]
+    params, depth, current = [], 0, ""
+    for char in inside + ",":  # split at the commas outside brackets: "x, (h, c)" is two
+        depth += (char in "([") - (char in ")]")
+        if char == "," and depth == 0:
+            params.append(current.strip())
+            current = ""
+        else:
+            current += char
+    params = [p for p in params if p]
     keywords = tuple(p.split("=")[0].strip() for p in params if "=" in p)
     return len(params) - len(keywords), keywords
 
