@@ -23,7 +23,8 @@ def lstm_cell_with(update, order="ifgo"):
     class Cell(LSTMCell):
         def forward(self, x, state):
             h, c = state
-            blocks = dict(zip(order, (self.in_proj(x) + self.state_proj(h)).chunk(4, dim=-1)))
+            z = self.in_proj(x) + self.state_proj(h)
+            blocks = dict(zip(order, z.chunk(4, dim=-1), strict=True))
             return update(blocks["i"], blocks["f"], blocks["g"], blocks["o"], c)
 
     return Cell
