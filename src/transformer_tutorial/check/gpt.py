@@ -1,0 +1,190 @@
+"""Checks of the decoder-only language model's sampling: the nucleus (top-p) filter (chapter 18)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch import Tensor
+
+from ..gpt import top_p_filter
+from .verdict import Verdict, Wrong, _expect_function, _run, _tensor
+
+# --- the nucleus (top-p) filter ----------------------------------------------------------------
+
+# Distributions over V = 6 tokens, written as probabilities (the logits are their logs), never in
+# sorted order, so that a filter that forgets to put its mask back in the vocabulary's order shows.
+# In "exact" every probability is exact in floating point (logits 0 and -inf), so that the mass
+# before the fourth token is exactly p however the reader sums it.
+_V = 6
+_CASES = {
+    "small": ([0.15, 0.30, 0.02, 0.45, 0.05, 0.03], 0.1),  # the most likely token alone
+    "dominant": ([0.02, 0.90, 0.03, 0.02, 0.02, 0.01], 0.8),  # one token holds more than p
+    "readable": ([0.15, 0.30, 0.02, 0.45, 0.05, 0.03], 0.6),  # 0.45 + 0.30 crosses 0.6
+    "ties": ([0.1, 0.2, 0.4, 0.1, 0.1, 0.1], 0.65),  # 0.4 + 0.2 + one of four tied 0.1
+    "exact": ([0.25, 0.0, 0.25, 0.25, 0.0, 0.25], 0.75),  # three tokens hold exactly p
+    "all": ([0.3, 0.05, 0.2, 0.15, 0.1, 0.2], 1.0),  # p = 1: every token
+}
+_WHAT = {
+    "small": "probabilities {probs}, p = {p}",
+    "readable": "probabilities {probs}, p = {p}",
+    "dominant": "a single dominant token, probabilities {probs}, p = {p}",
+    "ties": "tied probabilities {probs}, p = {p}",
+    "exact": "probabilities {probs} (logits -inf for the zeros, as after top-k), p = {p}",
+    "all": "probabilities {probs}, p = 1",
+}
+
+
+def _logits(probs: list[float]) -> Tensor:
+    """Logits ``(1, V)`` whose softmax is ``probs``: a batch of one row, as sample_next passes.
+    A probability of 0 is the logit -inf."""
+    return torch.tensor([probs], dtype=torch.float64).log()
+
+
+def _show(probs: Tensor) -> str:
+    return "(" + ", ".join(f"{q:g}" for q in probs.tolist()) + ")"
+
+
+def _call(fn: Callable, logits: Tensor, p: float) -> Tensor:
+    """The reader's filtered logits in float64; their input must come back untouched."""
+    given = logits.clone()
+    out = _tensor(fn(given, p), "the filtered logits", tuple(logits.shape))
+    if not torch.equal(given, logits):
+        raise Wrong("your function changed the logits it was given (an in-place masked_fill_ or "
+                    "sort_?): sample_next passes the model's logits, which must stay as they "
+                    "were; return a new tensor.")  # fmt: skip
+    if out.is_floating_point() is False:
+        raise Wrong(f"return the filtered logits as floats, not {out.dtype}.")
+    out = out.detach().to(torch.float64)
+    if torch.isnan(out).any():
+        raise Wrong("your filtered logits contain NaN; a token outside the nucleus gets the "
+                    "logit -inf, and every other logit stays as it was.")  # fmt: skip
+    return out
+
+
+def _same_nucleus(kept: Tensor, want: Tensor, probs: Tensor) -> bool:
+    """Rows keep tokens of the same probabilities (any one of tied tokens will do)."""
+    rows = zip(kept.reshape(-1, _V), want.reshape(-1, _V), probs.reshape(-1, _V), strict=True)
+    for k, w, q in rows:
+        a, b = q[k].sort().values, q[w].sort().values
+        if a.shape != b.shape or not torch.allclose(a, b, rtol=0, atol=1e-12):
+            return False
+    return True
+
+
+def _row_mistake(kept: Tensor, want: Tensor, probs: Tensor, p: float, out: Tensor, logits) -> str:
+    """Name what went wrong in one row: ``kept`` and ``want`` are ``(V,)`` bool."""
+    n, m = int(kept.sum()), int(want.sum())
+    order = probs.argsort(descending=True, stable=True)  # most likely first
+    before = probs[order].cumsum(0) - probs[order]  # mass of the more likely tokens
+    if n == 0:
+        return ("no token is left in the row: the most likely token is always in the "
+                "nucleus (the smallest set whose probability reaches p has at least one "
+                "token). Keep a token when the mass of the tokens *before* it is below p, "
+                "or keep the first one always.")  # fmt: skip
+    finite = out.isfinite()
+    if n == m and torch.equal(finite, torch.arange(_V) < m):
+        if torch.allclose(out[:m], logits[order][:m]):
+            return ("your output holds the kept logits in sorted order (most likely first): "
+                    "put each back at its own token's position, the original order, e.g. "
+                    "with scatter through the sort's indices.")  # fmt: skip
+        return ("you keep the first positions of the vocabulary, the mask of the *sorted* "
+                "logits applied to the unsorted ones: scatter the mask back to the original "
+                "order through the sort's indices.")  # fmt: skip
+    least = probs.argsort(stable=True)[:n]  # the n least likely
+    if not kept[order[0]] and torch.allclose(probs[kept].sort().values, probs[least].sort().values):
+        return ("you keep the *least* likely tokens and drop the most likely one: sort in "
+                "descending order, so that the nucleus is built from the most likely token "
+                "down.")  # fmt: skip
+    ranked = probs[order]  # (V,) most likely first
+    mine = probs[kept].sort(descending=True).values
+    is_top = torch.allclose(mine, ranked[:n], rtol=0, atol=1e-12)  # the n most likely, ties aside
+    if n == m - 1 and is_top:
+        return (f"you drop the token that crosses p (probability {ranked[n]:g}): the tokens "
+                f"before it hold {before[n]:g} < p, so the nucleus needs it. Keep a token when "
+                "the mass *before* it is below p (the cumulative sum minus its own "
+                "probability), not when the sum with it is.")  # fmt: skip
+    if n > m and is_top and abs(float(before[m]) - p) < 1e-9:
+        return (f"you keep one token too many at the boundary: the {m} most likely tokens "
+                f"already hold exactly p = {p:g}, so the nucleus (the smallest set whose "
+                "probability reaches p) ends there. Keep a token only while the mass before "
+                "it is *below* p (<, not <=).")  # fmt: skip
+    if n > m and bool((probs[kept & ~want] == probs[want].min()).all()):
+        return (f"you keep every token tied with the last one needed ({n} tokens where {m} "
+                f"reach p): the nucleus is the smallest set, so it takes only as many of the "
+                "tied tokens as it needs. Filter by position in the sorted order, not by a "
+                "probability threshold.")  # fmt: skip
+    ids = torch.nonzero(kept).flatten().tolist()
+    right = torch.nonzero(want).flatten().tolist()
+    return f"you keep tokens {ids}; the nucleus is tokens {right}."
+
+
+def _judge(fn: Callable, logits: Tensor, p: float, what: str) -> None:
+    """Compare the reader's filter with the book's on ``logits (..., V)``; raise ``Wrong``."""
+    out = _call(fn, logits, p)
+    want = top_p_filter(logits, p).isfinite()  # (..., V)
+    probs = logits.softmax(-1)
+    kept = out > float("-inf")  # (..., V)
+    if not want.all() and kept.all():  # nothing was set to -inf
+        if torch.allclose(out.masked_fill(~want, 0.0), probs.masked_fill(~want, 0.0)):
+            raise Wrong(f"for {what}, you return probabilities, not logits: the filter "
+                        "returns the logits with those outside the nucleus set to -inf, and "
+                        "sample_next takes the softmax afterwards.")  # fmt: skip
+        if torch.equal(out.masked_fill(want, 0.0), torch.zeros_like(out)):
+            raise Wrong(f"for {what}, your logits outside the nucleus are 0, not -inf: a "
+                        "logit of 0 still has the probability e^0 / Z after the softmax, often "
+                        "more than the kept tokens. Set them to float('-inf').")  # fmt: skip
+    if not _same_nucleus(kept, want, probs):
+        rows = list(zip(kept.reshape(-1, _V), want.reshape(-1, _V), probs.reshape(-1, _V),
+                        out.reshape(-1, _V), logits.reshape(-1, _V), strict=True))  # fmt: skip
+        for i, (k, w, q, o, x) in enumerate(rows):
+            if not _same_nucleus(k, w, q):
+                row = f" (row {i})" if len(rows) > 1 else ""
+                raise Wrong(f"for {what}{row}: {_row_mistake(k, w, q, p, o, x)}")
+    if torch.allclose(out[kept], probs[kept]) or torch.allclose(
+        out[kept], (probs * want / (probs * want).sum(-1, keepdim=True))[kept]
+    ):
+        raise Wrong(f"for {what}, you return probabilities, not logits: the filter returns "
+                    "the logits with those outside the nucleus set to -inf, and sample_next "
+                    "takes the softmax afterwards.")  # fmt: skip
+    inside = torch.where(kept, out - logits, 0.0)  # (..., V): a constant per row is fine
+    shift = inside.sum(-1, keepdim=True) / kept.sum(-1, keepdim=True)
+    if not torch.allclose(torch.where(kept, inside - shift, 0.0), torch.zeros_like(out), atol=1e-5):
+        raise Wrong(f"for {what}, the tokens you keep should keep their logits as they were "
+                    "(the softmax afterwards renormalises them); yours are changed.")  # fmt: skip
+
+
+def check_top_p(fn: Callable[[Tensor, float], Tensor]) -> Verdict:
+    """``fn(logits, p) -> filtered``, logits ``(..., V)``: the tokens outside the nucleus (the
+    smallest set of most likely tokens whose probability reaches ``p``) get the logit -inf; the
+    others keep theirs, in the original order."""
+
+    def probes() -> str:
+        _expect_function(fn, "fn(logits, p)")
+        rows = []
+        for name, (probs, p) in _CASES.items():
+            logits = _logits(probs)
+            shown = _show(logits.softmax(-1)[0])
+            _judge(fn, logits, p, _WHAT[name].format(probs=shown, p=f"{p:g}"))
+            rows.append(logits)
+        batch = torch.cat(rows[:4])  # (4, V): four different distributions at once
+        for p in (0.55, 0.85):  # away from every cumulative sum of the four rows
+            alone = torch.cat([_call(fn, row, p).isfinite() for row in batch.split(1)])
+            together = _call(fn, batch, p).isfinite()
+            right = top_p_filter(batch, p).isfinite()
+            if _same_nucleus(alone, right, batch.softmax(-1)) and not torch.equal(alone, together):
+                raise Wrong(f"each row is right alone, but in a batch of 4 rows (p = {p:g}) the "
+                            "nuclei change: each row is its own distribution, so the softmax, "
+                            "the sort and the cumulative sum go along the last dimension "
+                            "(dim=-1).")  # fmt: skip
+            _judge(fn, batch, p, f"a batch of 4 rows, p = {p:g}")
+        g = torch.Generator().manual_seed(0)
+        many = 2.0 * torch.randn(2, 3, _V, generator=g, dtype=torch.float64)  # (2, 3, V)
+        for p in (0.3, 0.7, 0.95):
+            _judge(fn, many, p, f"random logits of shape (2, 3, {_V}), p = {p:g}")
+        return (
+            "the token that crosses p is kept, exactly p ends the nucleus, ties, a dominant "
+            "token, p = 1, -inf outside, batches and the original order are right."
+        )
+
+    return _run("top-p filter", probes)
