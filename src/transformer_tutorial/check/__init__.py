@@ -102,10 +102,6 @@ Blocks covered so far, each with the signature the book uses:
   ``W_k`` ``(d_in, d_k)`` and ``W_v`` ``(d_in, d_v)`` (or bias-free linear layers), called as
   ``layer(x, mask=None) -> (out, weights)``: ``softmax(Q K^T / sqrt(d_k)) V`` over ``(B, T,
   d_in)``, mask True = may attend (chapter 8).
-* ``check_top_p(fn)`` -- ``fn(logits, p) -> filtered``, logits ``(..., V)``: the nucleus (the
-  smallest set of most likely tokens whose probability reaches ``p``, so the token that crosses
-  ``p`` is in it and a mass of exactly ``p`` ends it) keeps its logits, every other token gets
-  -inf, in the vocabulary's order (chapter 18);
 
 Every check returns a ``Verdict`` (``ok``, ``block``, ``message``) as well as printing it.
 
@@ -134,7 +130,6 @@ from .verdict import POLARITY, Verdict, Wrong, wrap_verdict
 
 # The checks of later chapters: one line per family module (keep the lines sorted).
 from .bert import check_mask_tokens
-from .gpt import check_top_p
 from .gpt import check_top_p
 from .long_sequences import check_banded_attention
 # (new families are added here)
@@ -178,6 +173,5 @@ __all__ = [
     "check_patch_embedding",
     "check_self_attention",
     "check_teacher_forcing_loss",
-    "check_top_p",
     "check_top_p",
 ]
