@@ -22,6 +22,8 @@ from .verdict import (
     Verdict,
     Wrong,
     _close,
+    _describe,
+    _expect_class,
     _random,
     _run,
     _tensor,
@@ -66,13 +68,25 @@ def _padding(length: int, real: tuple[int, ...]) -> Tensor:
     return (torch.arange(length) < torch.tensor(real)[:, None])[:, None, None, :]
 
 
-def _through(x: Tensor, steps: list[_Step], norm_first: bool, add: bool = True) -> Tensor:
-    """Run ``x`` through the sub-layers in order, with (``add``) or without the residual."""
+def _through(x: Tensor, steps: list[_Step], norm_first: bool, how: str = "right") -> Tensor:
+    """Run ``x`` through the sub-layers in order, as the book does (``how="right"``) or as one
+    typical mistake does: ``"no_residual"``, ``"normed_residual"`` (x = LN(x), then x + sub(x)),
+    ``"norm_on_sublayer"`` (x + LN(sub(x))), ``"stale_residual"`` (each residual adds the
+    block's input), ``"stale_input"`` (each sub-layer reads the block's input)."""
+    block_input = x
     for _, sublayer, norm in steps:
-        if add:
+        if how == "right":
             x = residual(x, sublayer, norm, torch.nn.Identity(), norm_first)
-        else:
+        elif how == "no_residual":
             x = sublayer(norm(x)) if norm_first else norm(sublayer(x))
+        elif how == "normed_residual":
+            h = norm(x)
+            x = h + sublayer(h)
+        elif how == "norm_on_sublayer":
+            x = x + norm(sublayer(x))
+        else:
+            added, read = (block_input, x) if how == "stale_residual" else (x, block_input)
+            x = added + sublayer(norm(read)) if norm_first else norm(added + sublayer(read))
     return x
 
 
@@ -83,10 +97,31 @@ def _block_mistakes(steps: list[_Step], x: Tensor, norm_first: bool):
     words = f"the residual connection is missing: each sub-layer is {want}, but yours computes "
     yield (
         words + f"{no_residual} (the input x is not added back).",
-        partial(_through, x, steps, norm_first, add=False),
+        partial(_through, x, steps, norm_first, how="no_residual"),
     )
     words = f"the LayerNorm is in the wrong place: norm_first={norm_first} asks for {want}, "
     yield words + f"but yours computes {other}.", partial(_through, x, steps, not norm_first)
+    yield (
+        "the residual adds the normalised input: yours computes h = LayerNorm(x), then h + "
+        f"Sublayer(h); norm_first={norm_first} asks for {want}, with x itself on the residual "
+        "path.",
+        partial(_through, x, steps, norm_first, how="normed_residual"),
+    )
+    yield (
+        "the LayerNorm is applied to the sub-layer's output before the residual: yours computes "
+        f"x + LayerNorm(Sublayer(x)); norm_first={norm_first} asks for {want}.",
+        partial(_through, x, steps, norm_first, how="norm_on_sublayer"),
+    )
+    yield (
+        "each residual adds the block's input x, not the output of the sub-layer before: the "
+        "sub-layers are chained, each adding back what it read.",
+        partial(_through, x, steps, norm_first, how="stale_residual"),
+    )
+    yield (
+        "each sub-layer reads the block's input x, not the output of the sub-layer before: the "
+        "sub-layers are chained, the feed-forward network reads what attention made.",
+        partial(_through, x, steps, norm_first, how="stale_input"),
+    )
     book = ", then ".join(name for name, _, _ in steps)
     for order in list(permutations(range(len(steps))))[1:]:
         for norms_move in (True, False):  # each LayerNorm with its sub-layer, or left in place
@@ -148,6 +183,10 @@ class _Block:
     steps: Callable[[torch.nn.Module, tuple], list[_Step]]  # its sub-layers, given the arguments
     dependences: list[_Dependence]  # what a right block's output depends on, and what not
     hint: str = ""  # said when the reader's code raises
+    # other wrong sub-layers: (diagnosis, the sub-layers with one of them wrong)
+    wrong_steps: Callable[[torch.nn.Module, tuple], list[tuple[str, list[_Step]]]] = (
+        lambda m, args: []
+    )
 
 
 def _block_diagnosis(block: _Block, got: Tensor, mine, reference, args, norm_first) -> str:
@@ -159,6 +198,9 @@ def _block_diagnosis(block: _Block, got: Tensor, mine, reference, args, norm_fir
         return f"mask polarity: you masked the keys that may be seen -- {POLARITY}."
     for words, variant in _block_mistakes(block.steps(reference, args), args[0], norm_first):
         if _close(got, variant()):
+            return words
+    for words, steps in block.wrong_steps(reference, args):
+        if _close(got, _through(args[0], steps, norm_first)):
             return words
     for dependence in block.dependences:
         words = dependence.broken_by(mine, args)
@@ -177,17 +219,24 @@ def _check_block(cls: type, block: _Block, args: tuple) -> None:
     """Build the reader's block and the book's with the same weights, post-norm then pre-norm,
     and compare values and gradients; raise ``Wrong`` with a diagnosis at the first miss."""
     D, H, F = args[0].shape[-1], 4, 32
+    call = f"layer({', '.join(block.arg_names)})"
+    _expect_class(cls, "cls(d_model, num_heads, d_ff, dropout=0.0, norm_first=False)", call)
     for norm_first in (False, True):
         torch.manual_seed(0)
-        mine = cls(D, H, F, dropout=0.0, norm_first=norm_first).double().eval()
+        mine = cls(D, H, F, dropout=0.0, norm_first=norm_first)
         reference = block.reference(D, H, F, dropout=0.0, norm_first=norm_first).double().eval()
+        _with_weights_of(mine, reference.float(), block.layers)  # the layers are there
+        mine, reference = mine.double().eval(), reference.double()
         _jitter(mine)
         _with_weights_of(mine, reference, block.layers)
         with torch.no_grad():
             try:
                 result = mine(*args)
             except Exception as err:  # a shape mistake often shows as an error: say more
-                raise Wrong(f"your code raised {type(err).__name__}: {err}{block.hint}") from err
+                message = _describe(err)
+                if "bug in the checker" in message:
+                    raise
+                raise Wrong(message + block.hint) from err
             got = _tensor(result, "the output", args[0].shape)
             if not _close(got, reference(*args)):
                 raise Wrong(_block_diagnosis(block, got, mine, reference, args, norm_first))
@@ -294,6 +343,17 @@ def check_decoder_layer(cls: type) -> Verdict:
                     i=1,
                     where=(1, slice(3, None)),
                     watch=(1,),
+                ),
+            ],
+            wrong_steps=lambda m, args: [
+                (
+                    "cross-attention runs through self_attn's weights: it has its own module, "
+                    "cross_attn, with its own projections.",
+                    [
+                        _decoder_steps(m, args)[0],
+                        ("cross-attention", _attend(m.self_attn, args[1], args[3]), m.norm2),
+                        _decoder_steps(m, args)[2],
+                    ],
                 ),
             ],
             hint=(
