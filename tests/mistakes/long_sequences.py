@@ -225,6 +225,16 @@ MISTAKES = [
     ),
 ]
 
+
+def _without_padding(q, k, v, window, causal=False):
+    """No ``key_padding`` argument: the check cannot call it as the book's function."""
+    return _full_with_band(q, k, v, window, causal)
+
+
+MISTAKES += [
+    Mistake(CHECK, "banded-no-key-padding-argument", _without_padding, "key_padding"),
+]
+
 CORRECT = [
     Correct(CHECK, "banded-full-attention-with-band-mask", _full_with_band),
     Correct(CHECK, "banded-sdpa-with-band-mask", _sdpa_with_band),

@@ -11,7 +11,16 @@ from torch import Tensor
 
 from ..attention import attention
 from ..local_attention import band_mask
-from .verdict import POLARITY, Verdict, Wrong, _close, _random, _run, _tensor
+from .verdict import (
+    POLARITY,
+    Verdict,
+    Wrong,
+    _close,
+    _expect_function,
+    _random,
+    _run,
+    _tensor,
+)
 
 # --- banded local attention ------------------------------------------------------------------
 
@@ -189,6 +198,7 @@ def check_banded_attention(fn: Callable[..., Tensor]) -> Verdict:
     ``attention`` under ``band_mask(T, window, causal) & key_padding[:, None, None, :]``."""
 
     def probes() -> str:
+        _expect_function(fn, "fn(q, k, v, window, causal=False, key_padding=None)")
         B, H, T, Dh, Dv = 2, 2, 11, 8, 5
         q, k, v = (
             _random(B, H, T, Dh),
