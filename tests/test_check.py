@@ -255,8 +255,9 @@ def test_a_float32_result_still_has_its_mistake_named(capsys):
 
 def test_tolerance_follows_the_coarser_dtype():
     a = torch.tensor([1.0], dtype=torch.float64)
-    assert not machinery._close(a, a + 1e-6)  # float64 is held to 1e-8
-    assert machinery._close(a.float(), a + 1e-6)  # float32 to 1e-4
+    assert not machinery._close(a, a + 1e-4)  # float64 is held to 1e-5 by default
+    assert not machinery._close(a, a + 1e-8, tol=1e-10)  # or what a check asks
+    assert machinery._close(a.float(), a + 1e-5, tol=1e-10)  # float32 to 1e-4 at least
     assert not machinery._close(a.float(), a + 1e-3)
     assert machinery._close(a.bfloat16(), a + 1e-2)
     assert not machinery._close(a, torch.ones(2, dtype=torch.float64))  # shapes differ

@@ -164,6 +164,15 @@ def attention_nan_to_num(q, k, v, mask=None):
     return weights @ v, weights
 
 
+def attention_detached_weights(q, k, v, mask=None):
+    out, weights = attention(q, k, v, mask)
+    return weights.detach() @ v, weights
+
+
+def softmax_detached(scores, mask):
+    return masked_softmax(scores, mask).detach()
+
+
 def attention_without_mask(q, k, v, mask=None):
     return attention(q, k, v)
 
@@ -392,6 +401,13 @@ MISTAKES = [
     Mistake(A, "attention-weights-first", attention_returns_weights_first, "(weights, out)"),
     Mistake(A, "attention-k-times-q", attention_k_times_q, "not k @ q^T"),
     Mistake(A, "attention-no-mask", attention_without_mask, "the mask is not used"),
+    Mistake(
+        A,
+        "attention-detached-weights",
+        attention_detached_weights,
+        "no gradient reaches q",
+    ),  # fmt: skip
+    Mistake(SOFT, "softmax-detached", softmax_detached, "no gradient reaches the scores"),
     Mistake(A, "attention-not-a-function", MultiHeadAttention, "expects a function"),
     Mistake(
         A,

@@ -92,6 +92,11 @@ def encoder_stale_input(m, x, mask):
     return m.norm2(h + m.feed_forward(x))
 
 
+def encoder_detached_attention(m, x, mask):
+    steps = [(lambda h: attend(m.self_attn, mask)(h).detach(), m.norm1), (m.feed_forward, m.norm2)]
+    return run_block(x, steps, m.norm_first)
+
+
 class EncoderWithoutMaskArgument(EncoderLayer):
     def forward(self, x):
         return super().forward(x, None)
@@ -247,6 +252,12 @@ MISTAKES = [
         "encoder-stale-input",
         encoder_with(encoder_stale_input),
         "each sub-layer reads the block's input",
+    ),  # fmt: skip
+    Mistake(
+        ENC,
+        "encoder-detached-attention",
+        encoder_with(encoder_detached_attention),
+        "the gradient with respect to x differs",
     ),  # fmt: skip
     Mistake(ENC, "encoder-instance", EncoderLayer(16, 4, 32), "pass `EncoderLayer`"),
     Mistake(

@@ -211,6 +211,14 @@ def full_weight_on_target(eps, logits, target):
     return loss[target != PAD_ID].mean()
 
 
+def padding_removed_from_the_total(eps, logits, target):
+    """The right value, but the padding's loss is subtracted as a constant: it still gets
+    gradients."""
+    loss = per_token(eps, logits, target)
+    pad = target == PAD_ID
+    return (loss.sum() - loss[pad].detach().sum()) / (~pad).sum()
+
+
 MASK, TABLE, NORM, FFN, LOSS = (
     check.check_causal_mask,
     check.check_sinusoidal_encoding,
@@ -220,14 +228,14 @@ MASK, TABLE, NORM, FFN, LOSS = (
 )
 
 MISTAKES = [
-    Mistake(MASK, "mask-flipped", lambda T: ~causal_mask(T), "mask polarity"),
-    Mistake(MASK, "mask-off-by-one", lambda T: torch.ones(T, T).tril(1).bool(), "off by one"),
+    Mistake(MASK, "causal-flipped", lambda T: ~causal_mask(T), "mask polarity"),
+    Mistake(MASK, "causal-off-by-one", lambda T: torch.ones(T, T).tril(1).bool(), "off by one"),
     Mistake(
         MASK, "mask-no-self", lambda T: torch.ones(T, T).tril(-1).bool(), "does not see itself"
     ),
-    Mistake(MASK, "mask-transposed", lambda T: causal_mask(T).T, "transposed"),
-    Mistake(MASK, "mask-float", lambda T: causal_mask(T).float(), "use torch.bool"),
-    Mistake(MASK, "mask-one-too-large", lambda T: causal_mask(T + 1), "has shape (5, 5)"),
+    Mistake(MASK, "causal-transposed", lambda T: causal_mask(T).T, "transposed"),
+    Mistake(MASK, "causal-float", lambda T: causal_mask(T).float(), "use torch.bool"),
+    Mistake(MASK, "causal-one-too-large", lambda T: causal_mask(T + 1), "has shape (5, 5)"),
     Mistake(
         MASK,
         "mask-additive",
@@ -347,11 +355,23 @@ MISTAKES = [
         "probabilities, not their logarithm",
     ),  # fmt: skip
     Mistake(LOSS, "loss-full-weight-on-target", loss_with(full_weight_on_target), "not 1"),
+    Mistake(
+        LOSS,
+        "loss-padding-gradient",
+        loss_with(padding_removed_from_the_total),
+        "padding positions get a gradient",
+    ),  # fmt: skip
+    Mistake(
+        LOSS,
+        "loss-through-item",
+        loss_with(lambda eps, x, y: torch.tensor(per_token(eps, x, y)[y != PAD_ID].mean().item())),
+        "no gradient flows back through the loss",
+    ),  # fmt: skip
     Mistake(LOSS, "loss-instance", LabelSmoothingLoss(0.1), "pass `LabelSmoothingLoss`"),
 ]
 
 CORRECT = [
-    Correct(MASK, "mask-package", causal_mask),
+    Correct(MASK, "causal-package", causal_mask),
     Correct(
         MASK, "mask-by-comparison", lambda T: torch.arange(T)[None, :] <= torch.arange(T)[:, None]
     ),  # fmt: skip

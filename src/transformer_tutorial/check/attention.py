@@ -15,6 +15,7 @@ from .verdict import (
     POLARITY,
     Verdict,
     Wrong,
+    _backward,
     _close,
     _expect_class,
     _expect_function,
@@ -96,15 +97,19 @@ def check_masked_softmax(fn: Callable[[Tensor, Tensor | None], Tensor]) -> Verdi
         for m in (None, mask):
             expected = masked_softmax(scores, m)
             got = _tensor(fn(scores.clone(), m), "the weights", scores.shape)
-            if not _close(got, expected):
+            if not _close(got, expected, 1e-8):
                 raise Wrong(_softmax_diagnosis(got, scores, m) + f" (scores {tuple(scores.shape)})")
         # gradients, including through the fully masked row
         x = scores.clone().requires_grad_()
         got = fn(x, mask)
+        if not got.requires_grad:
+            raise Wrong("no gradient reaches the scores: did you detach() them or the weights?")
         got.mul(_random(*scores.shape, seed=2)).sum().backward()
         y = scores.clone().requires_grad_()
         masked_softmax(y, mask).mul(_random(*scores.shape, seed=2)).sum().backward()
-        if x.grad is None or torch.isnan(x.grad).any():
+        if x.grad is None:
+            raise Wrong("no gradient reaches the scores: did you detach() them or the weights?")
+        if torch.isnan(x.grad).any():
             raise Wrong("the gradient has NaN: a fully masked row must not reach softmax as -inf.")
         if not _close(x.grad, y.grad, _tolerance(got)):  # as precise as the reader's dtype
             raise Wrong("the values are right but the gradients differ from the reference.")
@@ -189,13 +194,15 @@ def check_attention(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
         qs = [t.clone().requires_grad_() for t in (q, k, v)]
         rs = [t.clone().requires_grad_() for t in (q, k, v)]
         out = fn(*qs, mask=mask)[0]
-        out.sum().backward()
+        _backward(out.sum(), "out")
         attention(*rs, mask=mask)[0].sum().backward()
         for name, a, b in zip("qkv", qs, rs, strict=True):
             if a.grad is not None and torch.isnan(a.grad).any():
                 raise Wrong(f"the gradient with respect to {name} has NaN: a query that sees no "
                             "key must not reach softmax as a row of -inf.")  # fmt: skip
-            if a.grad is None or not _close(a.grad, b.grad, _tolerance(out)):
+            if a.grad is None:
+                raise Wrong(f"no gradient reaches {name}: did you detach() something?")
+            if not _close(a.grad, b.grad, _tolerance(out)):
                 raise Wrong(f"the gradient with respect to {name} differs from the reference.")
         return ("values, weights, gradients, with and without a padding mask and with a query "
                 "that sees no key, are right.")  # fmt: skip

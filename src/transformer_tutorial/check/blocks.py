@@ -21,6 +21,7 @@ from .verdict import (
     POLARITY,
     Verdict,
     Wrong,
+    _backward,
     _close,
     _describe,
     _expect_class,
@@ -163,7 +164,7 @@ def _gradient_mismatch(mine, reference, args: tuple, names: tuple) -> str | None
     for block in (mine, reference):
         inputs = [a.clone().requires_grad_() if a.is_floating_point() else a for a in args]
         block.zero_grad()
-        (block(*inputs) * _random(*args[0].shape, seed=3)).sum().backward()
+        _backward((block(*inputs) * _random(*args[0].shape, seed=3)).sum(), "the output")
         found = {n: a.grad for n, a in zip(names, inputs, strict=True) if a.is_floating_point()}
         grads.append(found | {n: p.grad for n, p in block.named_parameters()})
     for name, want in grads[1].items():

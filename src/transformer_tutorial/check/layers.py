@@ -15,6 +15,7 @@ from .verdict import (
     POLARITY,
     Verdict,
     Wrong,
+    _backward,
     _close,
     _expect_class,
     _expect_function,
@@ -269,15 +270,17 @@ def check_label_smoothing(cls: type) -> Verdict:
         if not isinstance(got, Tensor) or got.dim() != 0:
             raise Wrong("the loss should be one number (a 0-dimensional tensor), the mean.")
         expected = LabelSmoothingLoss(eps)(logits, target)
-        if _close(got, expected):
+        if _close(got, expected, 1e-8):
             x, y = logits.clone().requires_grad_(), logits.clone().requires_grad_()
             mine_loss = mine(x, target)
-            mine_loss.backward()
+            _backward(mine_loss, "the loss")
             LabelSmoothingLoss(eps)(y, target).backward()
-            if not _close(x.grad, y.grad, _tolerance(mine_loss)):
-                raise Wrong("the value is right but the gradients differ from the reference.")
+            if x.grad is None:
+                raise Wrong("no gradient reaches the logits: did you detach() something?")
             if (x.grad[target == PAD_ID].abs() > 0).any():
                 raise Wrong("padding positions get a gradient: they must not count at all.")
+            if not _close(x.grad, y.grad, _tolerance(mine_loss)):
+                raise Wrong("the value is right but the gradients differ from the reference.")
             return "smoothing, padding and the mean over real tokens are right."
         log_p = torch.log_softmax(logits, -1)
         per_token = _smoothed(log_p, target, eps)

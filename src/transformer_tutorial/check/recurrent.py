@@ -11,6 +11,7 @@ from ..rnn import RNNCell
 from .verdict import (
     Verdict,
     Wrong,
+    _backward,
     _close,
     _expect_class,
     _random,
@@ -96,10 +97,13 @@ def check_lstm_cell(cls: type) -> Verdict:
         if _close(got_h, want_h) and _close(got_c, want_c):
             x_, h_ = x.clone().requires_grad_(), h.clone().requires_grad_()
             mine_h, mine_c = mine(x_, (h_, c))
-            (mine_h.sum() + mine_c.sum()).backward()
+            _backward(mine_h.sum() + mine_c.sum(), "h and c")
             x2, h2 = x.clone().requires_grad_(), h.clone().requires_grad_()
             sum(t.sum() for t in reference(x2, (h2, c))).backward()
             tol = _tolerance(mine_h)
+            for name, grad in (("x", x_.grad), ("h", h_.grad)):
+                if grad is None:
+                    raise Wrong(f"no gradient reaches {name}: did you detach() something?")
             if not (_close(x_.grad, x2.grad, tol) and _close(h_.grad, h2.grad, tol)):
                 raise Wrong("the values are right but the gradients differ from the reference.")
             return "gates, memory update, output and gradients are right (PyTorch's gate order)."

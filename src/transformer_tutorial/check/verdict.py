@@ -235,8 +235,10 @@ def _expect_class(cls: object, build: str, call: str | None = None) -> None:
 # --- comparing tensors ----------------------------------------------------------------------------
 
 # The tolerance a result of each dtype can be held to: its rounding, a few operations deep.
+# float64's is the default for every check (a check may ask for a tighter one); a float32 result
+# that a check casts to float64 itself still meets it.
 _TOLERANCE = {
-    torch.float64: 1e-8,
+    torch.float64: 1e-5,
     torch.float32: 1e-4,
     torch.float16: 5e-3,
     torch.bfloat16: 3e-2,
@@ -244,15 +246,16 @@ _TOLERANCE = {
 
 
 def _tolerance(t: Tensor) -> float:
-    return _TOLERANCE.get(t.dtype, 1e-8)
+    return _TOLERANCE.get(t.dtype, _TOLERANCE[torch.float64])
 
 
 def _close(a: Tensor, b: Tensor, tol: float | None = None) -> bool:
-    """Same shape and the same values, in float64, to the tolerance of the coarser dtype (or
-    ``tol`` where a check allows more)."""
+    """Same shape and the same values, compared in float64 to ``tol`` (default 1e-5), loosened
+    to the precision of the coarser dtype when a result is float32, float16 or bfloat16."""
     if a.shape != b.shape:
         return False
-    limit = max(tol or 0.0, _tolerance(a), _tolerance(b))
+    floor = max(0.0 if t.dtype == torch.float64 else _tolerance(t) for t in (a, b))
+    limit = max(_TOLERANCE[torch.float64] if tol is None else tol, floor)
     a64, b64 = a.detach().to(torch.float64), b.detach().to(torch.float64)
     return bool(torch.allclose(a64, b64, atol=limit, rtol=limit, equal_nan=False))
 
@@ -263,6 +266,14 @@ def _tensor(result: object, what: str, shape: tuple) -> Tensor:
     if tuple(result.shape) != tuple(shape):
         raise Wrong(f"{what} has shape {tuple(result.shape)}, expected {tuple(shape)}.")
     return result
+
+
+def _backward(result: Tensor, what: str = "your result") -> None:
+    """``result.backward()``, or a sentence when no gradient can flow back through it."""
+    if not result.requires_grad:
+        raise Wrong(f"no gradient flows back through {what}: did you detach() something, or "
+                    "build a new tensor from plain numbers (torch.tensor(...), .item())?")  # fmt: skip
+    result.backward()
 
 
 def _random(*shape: int, seed: int = 0) -> Tensor:
