@@ -231,22 +231,22 @@ MISTAKES = [
     Mistake(MASK, "causal-flipped", lambda T: ~causal_mask(T), "mask polarity"),
     Mistake(MASK, "causal-off-by-one", lambda T: torch.ones(T, T).tril(1).bool(), "off by one"),
     Mistake(
-        MASK, "mask-no-self", lambda T: torch.ones(T, T).tril(-1).bool(), "does not see itself"
+        MASK, "causal-no-self", lambda T: torch.ones(T, T).tril(-1).bool(), "does not see itself"
     ),
     Mistake(MASK, "causal-transposed", lambda T: causal_mask(T).T, "transposed"),
     Mistake(MASK, "causal-float", lambda T: causal_mask(T).float(), "use torch.bool"),
     Mistake(MASK, "causal-one-too-large", lambda T: causal_mask(T + 1), "has shape (5, 5)"),
     Mistake(
         MASK,
-        "mask-additive",
+        "causal-additive",
         lambda T: torch.zeros(T, T).masked_fill(~causal_mask(T), float("-inf")),
         "additive mask",
     ),  # fmt: skip
     Mistake(
-        MASK, "mask-all-true", lambda T: torch.ones(T, T, dtype=torch.bool), "nothing is masked"
+        MASK, "causal-all-true", lambda T: torch.ones(T, T, dtype=torch.bool), "nothing is masked"
     ),
     Mistake(
-        MASK, "mask-with-batch-axis", lambda T: causal_mask(T)[None], "the model broadcasts it"
+        MASK, "causal-with-batch-axis", lambda T: causal_mask(T)[None], "the model broadcasts it"
     ),  # fmt: skip
     Mistake(TABLE, "table-swapped", table_swapped, "sin and cos are swapped"),
     Mistake(TABLE, "table-half-exponent", table_wrong_frequencies, "exponent is half"),

@@ -174,7 +174,7 @@ MISTAKES = [
     ),  # fmt: skip
     Mistake(
         LSTM,
-        "lstm-gate-order-ifco",
+        "lstm-gate-order-gifo",
         lstm_cell_with(right, "gifo"),
         "you read the four blocks of z as g, i, f, o",
     ),  # fmt: skip
