@@ -373,7 +373,7 @@ MISTAKES = [
 CORRECT = [
     Correct(MASK, "causal-package", causal_mask),
     Correct(
-        MASK, "mask-by-comparison", lambda T: torch.arange(T)[None, :] <= torch.arange(T)[:, None]
+        MASK, "causal-by-comparison", lambda T: torch.arange(T)[None, :] <= torch.arange(T)[:, None]
     ),  # fmt: skip
     Correct(TABLE, "table-package", sinusoidal_encoding),
     Correct(TABLE, "table-loops", table_by_loops),
