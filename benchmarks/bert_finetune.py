@@ -7,6 +7,14 @@ accuracy on the validation and the test split. The learning rates and step count
 the validation split; the test split is only reported.
 
     python benchmarks/bert_finetune.py --json results/bert/finetune.json
+    python benchmarks/bert_finetune.py --pretrain-steps 200 \
+        --save-pretrained results/bert/pretrain_200.safetensors \
+        --json results/bert/pretrain_200.json
+
+The second run is the chapter's live pre-training (200 steps) followed by the recorded
+fine-tuning, so that the two records differ in the length of pre-training only. Each records
+the validation loss over all chosen positions and where [MASK] is shown (a model cannot copy the
+token it sees there), with the unigram loss of the same positions.
 
 Runs on one CPU thread (``--threads``); a few minutes on a quiet core. The defaults are the
 recorded run's settings.
