@@ -1,0 +1,362 @@
+"""Mistakes in greedy search, beam search and the key/value cache (chapter 15).
+
+The searches are written as a reader would, without the book's cache: one vectorised over the
+batch and its hypotheses, one that loops over the sentences with a list of hypotheses each.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+
+import torch
+
+from transformer_tutorial import check
+from transformer_tutorial.decoding import beam_search, greedy_decode
+from transformer_tutorial.transformer import LayerCache
+
+from . import Correct, Mistake
+
+# --- greedy search ---------------------------------------------------------------------------------
+
+
+@torch.no_grad()
+def greedy_by_hand(model, src, max_len, bos_id, eos_id, mistake=None):
+    """Correct without ``mistake``, written differently: no cache, the whole prefix at every
+    step, finished sentences kept in the batch and fed PAD."""
+    model.eval()
+    memory = model.encode(src)
+    pad = model.config.pad_id
+    tokens = torch.full((src.shape[0], 1), bos_id)  # (B, 1)
+    done = torch.zeros(src.shape[0], dtype=torch.bool)
+    for _ in range(max_len + (mistake == "one-more") - (mistake == "one-less")):
+        fed = tokens[:, -1:] if mistake == "last-token-only" else tokens
+        logits = model.decode(fed, memory, src)[:, 0 if mistake == "first-position" else -1]
+        if mistake != "pad-as-word":
+            logits[:, pad] = -math.inf
+        step = logits.argmax(-1).masked_fill(done, pad)  # (B,)
+        if mistake == "eos-dropped":
+            step = step.masked_fill(step == eos_id, pad)
+        tokens = torch.cat([tokens, step[:, None]], dim=1)
+        if mistake != "no-stop":
+            done |= (step == eos_id) | ((step == pad) & (mistake == "eos-dropped"))
+        if done.all() or (mistake == "first-stop" and done.any()):
+            break
+    return tokens if mistake == "with-bos" else tokens[:, 1:]
+
+
+def greedy_with(mistake):
+    return partial(greedy_by_hand, mistake=mistake)
+
+
+@torch.no_grad()
+def greedy_per_sentence(model, src, max_len, bos_id, eos_id):
+    """Correct, one sentence at a time, its padding cut off."""
+    model.eval()
+    pad = model.config.pad_id
+    out = torch.full((src.shape[0], max_len), pad)
+    for b in range(src.shape[0]):
+        sentence = src[b : b + 1, : int((src[b] != pad).sum())]
+        memory, tokens = model.encode(sentence), [bos_id]
+        for t in range(max_len):
+            logits = model.decode(torch.tensor([tokens]), memory, sentence)[0, -1]
+            logits[pad] = -math.inf
+            tokens.append(int(logits.argmax()))
+            out[b, t] = tokens[-1]
+            if tokens[-1] == eos_id:
+                break
+    return out
+
+
+_GREEDY = [
+    ("with-bos", "starts with BOS"),
+    ("no-stop", "goes on after its EOS"),
+    ("pad-as-word", "padding is not a word"),
+    ("first-stop", "differently in the batch"),
+    ("one-more", "off by one"),
+    ("one-less", "off by one"),
+    ("last-token-only", "fed only the last token"),
+    ("first-position", "logits of the first position"),
+    ("eos-dropped", "end without their EOS"),
+]
+
+# --- beam search -----------------------------------------------------------------------------------
+
+
+def _lp(length, alpha, mistake):
+    if mistake == "plain-power":
+        return length.clamp(min=1) ** alpha
+    return ((5 + length + (mistake == "bos-in-length")) / 6) ** alpha
+
+
+@torch.no_grad()
+def beam_by_hand(model, src, beam_size, max_len, *, bos_id, eos_id, length_penalty, mistake=None):
+    """Correct without ``mistake``, written differently: no cache (unless the mistake is about
+    it), a (B, K, t) tensor of hypotheses, finished ones extended by PAD at no cost."""
+    model.eval()
+    B, K, V, pad = src.shape[0], beam_size, model.config.tgt_vocab_size, model.config.pad_id
+    memory = model.encode(src).repeat_interleave(K, dim=0)  # (B*K, S, D)
+    src_k = src.repeat_interleave(K, dim=0)  # (B*K, S)
+    hyps = torch.full((B, K, 1), bos_id)  # (B, K, t)
+    score = torch.zeros(B, K)  # log P
+    if mistake != "copies":
+        score[:, 1:] = -math.inf
+    length = torch.zeros(B, K)
+    ended = torch.zeros(B, K, dtype=torch.bool)
+    alpha = 0.0 if mistake in ("no-penalty", "penalty-at-end") else length_penalty
+    cache = model.new_cache() if mistake == "no-cache-reorder" else None
+    for t in range(1, max_len + 1):
+        fed = hyps.view(B * K, -1)[:, -1:] if cache is not None else hyps.view(B * K, -1)
+        logits = model.decode(fed, memory, src_k, cache)[:, -1]  # (B*K, V)
+        if mistake == "raw-logits":
+            logp = logits.view(B, K, V).clone()
+        elif mistake == "probabilities":
+            logp = logits.softmax(-1).view(B, K, V)
+        else:
+            logp = logits.log_softmax(dim=0 if mistake == "softmax-over-batch" else -1)
+            logp = logp.view(B, K, V)
+        pad_cost = logp[..., pad].clone()
+        logp[..., pad] = -math.inf
+        if mistake == "drop-finished":
+            logp[..., eos_id] = -math.inf
+        if mistake != "extend-finished":
+            only_pad = torch.where(torch.arange(V) == pad, 0.0, -math.inf).expand(B, K, V)
+            if mistake == "pad-costs":
+                only_pad = only_pad.clone()
+                only_pad[..., pad] = pad_cost
+            logp = torch.where(ended[..., None], only_pad, logp)
+        grows = ~ended if mistake != "pad-in-length" else torch.ones_like(ended)
+        new_len = torch.where(grows, torch.tensor(float(t)), length)  # (B, K)
+        cand_len = new_len[..., None].expand(B, K, V).clone()
+        if mistake == "eos-not-in-length":
+            cand_len[..., eos_id] = torch.where(ended, length, torch.tensor(t - 1.0))
+        total = score[..., None] + logp  # (B, K, V)
+        ranked = total / _lp(cand_len, alpha, mistake)
+        if mistake == "topk-over-batch":
+            best = ranked.reshape(-1).topk(B * K).indices  # (B*K,): mixes the sentences
+            rows, token = best // V, (best % V).view(B, K)
+            score = total.reshape(-1)[best].view(B, K)
+            length = cand_len.reshape(-1)[best].view(B, K)
+            ended = ended.reshape(-1)[rows].view(B, K) | (token == eos_id)
+            hyps = torch.cat([hyps.view(B * K, -1)[rows].view(B, K, -1), token[..., None]], 2)
+        else:
+            best = ranked.view(B, K * V).topk(K, dim=-1).indices  # (B, K)
+            beam, token = best // V, best % V
+            kept = ranked if mistake == "penalty-carried" else total
+            score = kept.view(B, K * V).gather(1, best)
+            length = cand_len.view(B, K * V).gather(1, best)
+            ended = ended.gather(1, beam) | (token == eos_id)
+            if mistake != "no-parent":
+                hyps = hyps.gather(1, beam[..., None].expand_as(hyps))
+            hyps = torch.cat([hyps, token[..., None]], 2)
+        if ended.all():
+            break
+    final_alpha = 0.0 if mistake in ("no-penalty", "pick-by-log-p") else length_penalty
+    final = score if mistake == "penalty-carried" else score / _lp(length, final_alpha, mistake)
+    pick = final.argmax(dim=1)  # (B,)
+    if mistake == "last-beam":
+        pick = torch.full((B,), K - 1)
+    return hyps[torch.arange(B), pick, 1:]  # (B, t)
+
+
+def beam_with(mistake):
+    return partial(beam_by_hand, mistake=mistake)
+
+
+@torch.no_grad()
+def beam_per_sentence(
+    model, src, beam_size, max_len, *, bos_id, eos_id, length_penalty, mistake=None
+):
+    """Correct without ``mistake``, written differently: a loop over the sentences, each with a
+    list of hypotheses (tokens, log P, finished), the candidates sorted by log P / lp."""
+    model.eval()
+    pad = model.config.pad_id
+    out = torch.full((src.shape[0], max_len), pad)
+
+    def rank(hypothesis):  # log P / lp(|Y|), |Y| counts EOS, not BOS
+        seq, score, _ = hypothesis
+        return score / ((5 + len(seq) - 1) / 6) ** length_penalty
+
+    for b in range(src.shape[0]):
+        sentence = src[b : b + 1, : int((src[b] != pad).sum())]
+        memory = model.encode(sentence)  # (1, S, D)
+        beams, first = [([bos_id], 0.0, False)], None
+        for _ in range(max_len):
+            grow = [h for h in beams if not h[2] or mistake == "no-finished"]  # same length
+            tokens = torch.tensor([seq for seq, _, _ in grow])  # (k, t)
+            k = len(grow)
+            logp = model.decode(tokens, memory.expand(k, -1, -1), sentence.expand(k, -1))
+            logp = iter(logp[:, -1].log_softmax(-1).tolist())  # (k, V)
+            candidates = []
+            for seq, score, done in beams:
+                if done and mistake != "no-finished":
+                    candidates.append((seq, score, True))
+                    continue
+                for v, p in enumerate(next(logp)):
+                    if v != pad:
+                        candidates.append((seq + [v], score + p, done or v == eos_id))
+            beams = sorted(candidates, key=rank, reverse=True)[:beam_size]
+            if mistake == "first-finished" and any(done for _, _, done in beams):
+                first = next(h for h in beams if h[2])
+                break
+            if all(done for _, _, done in beams):
+                break
+        best = first or max(beams, key=rank)
+        seq = best[0][1:]
+        if mistake == "no-finished" and eos_id in seq:
+            seq = seq[: seq.index(eos_id) + 1]  # cut at the first EOS
+        out[b, : len(seq)] = torch.tensor(seq)
+    return out
+
+
+@torch.no_grad()
+def beam_stops_at_first_sentence(model, src, beam_size, max_len, **kwargs):
+    """The package's search, but the batch's loop stops when its first sentence is done."""
+    limit = 1 + min(
+        len(beam_search(model, src[b : b + 1], beam_size, max_len, **kwargs)[0])
+        for b in range(src.shape[0])
+    )
+    return beam_search(model, src, beam_size, max_len, **kwargs)[:, : limit - 1]
+
+
+_BEAM = [
+    ("copies", "copies of one hypothesis"),
+    ("no-penalty", "length penalty is not applied"),
+    ("pad-in-length", "length penalty is not applied"),
+    ("penalty-at-end", "applied only to choose among the final hypotheses"),
+    ("pick-by-log-p", "the final choice takes the hypothesis with the highest log P"),
+    ("penalty-carried", "the length penalty compounds"),
+    ("bos-in-length", "the length penalty counts BOS"),
+    ("eos-not-in-length", "the length penalty does not count EOS"),
+    ("plain-power", "|Y| ** length_penalty"),
+    ("raw-logits", "adds up raw logits"),
+    ("probabilities", "adds up probabilities"),
+    ("softmax-over-batch", "the log-softmax runs over the wrong axis"),
+    ("extend-finished", "goes on after its EOS"),
+    ("drop-finished", "not be dropped"),
+    ("pad-costs", "a finished hypothesis pays for its padding"),
+    ("topk-over-batch", "chosen over the whole batch"),
+    ("no-parent", "appended to the hypothesis in its own row"),
+    ("no-cache-reorder", "the key/value cache does not follow the hypotheses"),
+    ("last-beam", "returns the last of the beam_size hypotheses"),
+]
+
+# --- the key/value cache ---------------------------------------------------------------------------
+
+
+def cat_cache(axis=2, history=True, reorder_axis=0, window=None):
+    """A cache that joins the new keys and values to the old with ``torch.cat`` (correct with
+    the defaults, written differently from the book's preallocated buffers). ``window``: keep
+    only the last ``window`` positions, as local attention would."""
+
+    class Cache:
+        def __init__(self):
+            self.k = self.v = None
+
+        def append_self(self, k, v):
+            if self.k is None:
+                self.k, self.v = k, v
+            else:
+                self.k, self.v = torch.cat([self.k, k], axis), torch.cat([self.v, v], axis)
+            if window is not None:
+                self.k, self.v = self.k[:, :, -window:], self.v[:, :, -window:]
+            return (self.k, self.v) if history else (k, v)
+
+        def reorder(self, index):
+            if reorder_axis is not None:
+                self.k = self.k.index_select(reorder_axis, index)
+                self.v = self.v.index_select(reorder_axis, index)
+
+    return Cache
+
+
+class CacheThatCopiesOnlyKeys(LayerCache):
+    """Right alone, wrong in the decoder: the returned values are the keys."""
+
+    def append_self(self, k, v):
+        keys, _ = super().append_self(k, v)
+        return keys, keys
+
+
+class CacheInClassLists:
+    """The history in lists made once, in the class: every cache shares them."""
+
+    keys: list = []  # noqa: RUF012 (the mistake)
+    values: list = []  # noqa: RUF012
+
+    def append_self(self, k, v):
+        self.keys.append(k)
+        self.values.append(v)
+        return torch.cat(self.keys, dim=2), torch.cat(self.values, dim=2)
+
+    def reorder(self, index):
+        self.keys[:] = [k.index_select(0, index) for k in self.keys]
+        self.values[:] = [v.index_select(0, index) for v in self.values]
+
+
+class CacheInLists:
+    """Correct: lists of the steps' keys and values, joined when asked."""
+
+    def __init__(self):
+        self.keys, self.values = [], []
+
+    def append_self(self, k, v):
+        self.keys.append(k)
+        self.values.append(v)
+        return torch.cat(self.keys, dim=2), torch.cat(self.values, dim=2)
+
+    def reorder(self, index):
+        self.keys = [k.index_select(0, index) for k in self.keys]
+        self.values = [v.index_select(0, index) for v in self.values]
+
+
+_CACHE = [
+    ("heads-axis", cat_cache(axis=1), "appended along the heads axis (dim 1)"),
+    ("batch-axis", cat_cache(axis=0), "appended along the batch axis (dim 0)"),
+    ("feature-axis", cat_cache(axis=3), "appended along the feature axis (dim 3)"),
+    ("no-history", cat_cache(history=False), "returns only the new keys"),
+    ("no-reorder", cat_cache(reorder_axis=None), "left the cached keys as they were"),
+    ("reorder-heads", cat_cache(reorder_axis=1), "along the heads axis (dim 1), but it must keep"),
+    ("reorder-T", cat_cache(reorder_axis=2), "along the positions axis (dim 2), but it must keep"),
+    ("window", cat_cache(window=5), "the logits of step 5 (the token at position 5) differ"),
+    ("values-are-keys", CacheThatCopiesOnlyKeys, "the values returned should be"),
+    ("shared-history", CacheInClassLists, "two caches share one history"),
+]
+
+MISTAKES = (
+    [Mistake(check.check_greedy_decode, f"greedy-{m}", greedy_with(m), d) for m, d in _GREEDY]
+    + [Mistake(check.check_beam_search, f"beam-{m}", beam_with(m), d) for m, d in _BEAM]
+    + [
+        Mistake(
+            check.check_beam_search,
+            "beam-no-finished",
+            partial(beam_per_sentence, mistake="no-finished"),
+            "no finished state",
+        ),
+        Mistake(
+            check.check_beam_search,
+            "beam-first-finished",
+            partial(beam_per_sentence, mistake="first-finished"),
+            "stops at its first finished hypothesis",
+        ),
+        Mistake(
+            check.check_beam_search,
+            "beam-first-stop",
+            beam_stops_at_first_sentence,
+            "differently in the batch",
+        ),
+    ]
+    + [Mistake(check.check_kv_cache, f"kv-cache-{m}", cls, d) for m, cls, d in _CACHE]
+)
+
+CORRECT = [
+    Correct(check.check_greedy_decode, "greedy-package", greedy_decode),
+    Correct(check.check_greedy_decode, "greedy-by-hand", greedy_with(None)),
+    Correct(check.check_greedy_decode, "greedy-per-sentence", greedy_per_sentence),
+    Correct(check.check_beam_search, "beam-package", beam_search),
+    Correct(check.check_beam_search, "beam-vectorised", beam_with(None)),
+    Correct(check.check_beam_search, "beam-per-sentence", beam_per_sentence),
+    Correct(check.check_kv_cache, "kv-cache-package", LayerCache),
+    Correct(check.check_kv_cache, "kv-cache-torch-cat", cat_cache()),
+    Correct(check.check_kv_cache, "kv-cache-lists", CacheInLists),
+]
