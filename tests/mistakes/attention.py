@@ -169,6 +169,14 @@ def attention_detached_weights(q, k, v, mask=None):
     return weights.detach() @ v, weights
 
 
+def softmax_additive_nan_to_num(scores, mask):
+    """Right values: an additive mask (0 or -inf), NaN rows zeroed after the softmax; but the
+    NaN of a fully masked row flows back through the addition into the gradient."""
+    if mask is not None:
+        scores = scores + torch.zeros_like(scores).masked_fill(~mask, -math.inf)
+    return torch.softmax(scores, dim=-1).nan_to_num(0.0)
+
+
 def softmax_detached(scores, mask):
     return masked_softmax(scores, mask).detach()
 
@@ -408,6 +416,7 @@ MISTAKES = [
         "no gradient reaches q",
     ),  # fmt: skip
     Mistake(SOFT, "softmax-detached", softmax_detached, "no gradient reaches the scores"),
+    Mistake(SOFT, "softmax-nan-gradient", softmax_additive_nan_to_num, "the gradient has NaN"),
     Mistake(A, "attention-not-a-function", MultiHeadAttention, "expects a function"),
     Mistake(
         A,
