@@ -128,10 +128,12 @@ from .layers import (
 from .recurrent import check_lstm_cell, check_rnn_cell
 from .verdict import POLARITY, Verdict, Wrong, wrap_verdict
 
+# isort: split
 # The checks of later chapters: one line per family module (keep the lines sorted).
 from .bert import check_mask_tokens
 from .gpt import check_top_p
 from .long_sequences import check_banded_attention
+
 # (new families are added here)
 from .pooling import check_nadaraya_watson
 from .self_attention import check_self_attention
