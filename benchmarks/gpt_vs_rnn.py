@@ -18,12 +18,20 @@ model uses the same Adam learning rate, tuned for none of them. Chapter 18 loads
 
     python benchmarks/gpt_vs_rnn.py --seconds 36 --eval-every 12 --seeds 0 1 2 \\
         --json results/gpt/tokens_vs_architecture.json
+
+The seeds can also run as separate processes (``--seeds 0 --json seed0.json`` and so on, at the
+same time on a machine with cores to spare) and be merged into one record afterwards:
+
+    python benchmarks/gpt_vs_rnn.py --merge seed0.json seed1.json seed2.json \\
+        --json results/gpt/tokens_vs_architecture.json
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
+from pathlib import Path
 
 import torch
 from common import command_line, environment, write_json
@@ -76,6 +84,37 @@ def build(name: str, vocab: int, args: argparse.Namespace) -> nn.Module:
     return GPT(config)
 
 
+def merge(paths: list[str], out: str | None) -> dict:
+    """One record from the records of runs with the same settings and different seeds: their
+    runs together, each process's command and environment kept, CPU time summed, and the wall
+    time of the longest (they ran side by side)."""
+    parts = [json.loads(Path(p).read_text()) for p in paths]
+    first = parts[0]
+    ignore = ("seeds", "json")
+    for part in parts[1:]:
+        mine = {k: v for k, v in part["settings"].items() if k not in ignore}
+        if mine != {k: v for k, v in first["settings"].items() if k not in ignore}:
+            raise SystemExit(f"{paths[0]} and the other records were made with other settings")
+    result = {
+        "command": " && ".join(part["command"] for part in parts),
+        "merged_from": [str(p) for p in paths],
+        "environment": first["environment"],
+        "environments": [part["environment"] for part in parts],
+        "wall_seconds": max(part["wall_seconds"] for part in parts),
+        "cpu_seconds": round(sum(part["cpu_seconds"] for part in parts), 1),
+        "val_captions": first["val_captions"],
+        "val_characters": first["val_characters"],
+        "settings": {
+            **first["settings"],
+            "seeds": [s for p in parts for s in p["settings"]["seeds"]],
+        },
+        "models": first["models"],
+        "runs": [run for part in parts for run in part["runs"]],
+    }
+    write_json(out, result)
+    return result
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=36.0, help="CPU seconds per model")
@@ -92,7 +131,10 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--layers", type=int, default=3)
     parser.add_argument("--limit", type=int, default=None, help="use the first N captions")
     parser.add_argument("--json", default=None, help="write the results here")
+    parser.add_argument("--merge", nargs="+", default=None, help="records to merge, no training")
     args = parser.parse_args(argv)
+    if args.merge:
+        return merge(args.merge, args.json)
     torch.set_num_threads(1)
     wall_start, cpu_start = time.perf_counter(), time.process_time()
 

@@ -326,6 +326,11 @@ def test_benchmark_script_runs_and_records(tmp_path) -> None:
         args = "--limit 200 --seconds 0.2 --eval-every 0.2 --vocab-size 200 --hidden-size 16"
         args += " --lstm-char-size 8 --lstm-subword-size 8 --d-model 16 --d-model-char 16"
         payload = script.main(f"{args} --layers 1 --seeds 0 1 --json {out}".split())
+        parts = []
+        for seed in (0, 1):
+            parts.append(tmp_path / f"seed{seed}.json")
+            script.main(f"{args} --layers 1 --seeds {seed} --json {parts[-1]}".split())
+        merged = script.main(["--merge", *map(str, parts), "--json", str(tmp_path / "all.json")])
     finally:
         sys.path.remove(benchmarks)
     assert json.loads(out.read_text()) == json.loads(json.dumps(payload))
@@ -334,6 +339,10 @@ def test_benchmark_script_runs_and_records(tmp_path) -> None:
     assert sorted((r["model"], r["seed"]) for r in payload["runs"]) == sorted(
         (m, s) for m in script.MODELS for s in (0, 1)
     )
+    assert merged["settings"]["seeds"] == [0, 1] and len(merged["runs"]) == len(payload["runs"])
+    assert [(r["model"], r["seed"]) for r in merged["runs"]] == [
+        (r["model"], r["seed"]) for r in payload["runs"]
+    ]
     for run in payload["runs"]:
         h = run["history"]
         assert h["cpu_seconds"][-1] >= 0.2 and len(h["step"]) == len(h["val_bits_per_character"])
