@@ -155,16 +155,32 @@ C = check.check_average_checkpoints
 MISTAKES = [
     Mistake(C, "average-sum-without-dividing", sum_without_dividing, "without dividing by K"),
     Mistake(C, "average-last-only", last_only, "you return the last checkpoint's weights"),
-    Mistake(C, "average-off-by-one-first-left-out", off_by_one_skips_first,
-            "off by one: the first one is left out"),  # fmt: skip
+    Mistake(
+        C,
+        "average-off-by-one-first-left-out",
+        off_by_one_skips_first,
+        "off by one: the first one is left out",
+    ),
     Mistake(C, "average-divides-by-k-minus-1", divides_by_k_minus_1, "you divide the sum by K - 1"),
     Mistake(C, "average-integer-buffer-as-float", everything_as_floats, "averaged as floats"),
-    Mistake(C, "average-integer-buffer-averaged", counter_averaged_as_integer,
-            "is not a weight to average"),  # fmt: skip
-    Mistake(C, "average-torch-mean-on-integers", mean_over_everything,
-            "torch.mean does not take integers"),  # fmt: skip
-    Mistake(C, "average-mutates-its-inputs", accumulates_into_the_first,
-            "changed the checkpoints it was given, in place"),  # fmt: skip
+    Mistake(
+        C,
+        "average-integer-buffer-averaged",
+        counter_averaged_as_integer,
+        "is not a weight to average",
+    ),
+    Mistake(
+        C,
+        "average-torch-mean-on-integers",
+        mean_over_everything,
+        "torch.mean does not take integers",
+    ),
+    Mistake(
+        C,
+        "average-mutates-its-inputs",
+        accumulates_into_the_first,
+        "changed the checkpoints it was given, in place",
+    ),
     Mistake(C, "average-float64-from-float32", float64_result, "must keep the weights' dtype"),
     Mistake(C, "average-deepcopy-keeps-tie", deepcopy_keeps_the_tie, "the tied weights"),
     Mistake(C, "average-drops-tied-name", drops_the_tied_name, "the two tied names"),

@@ -57,19 +57,29 @@ def _name_wrong_values(states: list[StateDict], got: Tensor, name: str) -> None:
     total = torch.stack([s[name].double() for s in states]).sum(0)
     looks_like = [
         (total, f"you sum the {K} checkpoints' weights without dividing by K = {K}."),
-        (states[-1][name].double(), "you return the last checkpoint's weights, not the mean "
-                                    f"of all {K}."),  # fmt: skip
+        (
+            states[-1][name].double(),
+            f"you return the last checkpoint's weights, not the mean of all {K}.",
+        ),
     ]
     if K > 1:
         looks_like += [
-            (_mean_of(states[1:], name), f"you average only the last {K - 1} of the {K} "
-             "checkpoints (off by one: the first one is left out)."),  # fmt: skip
-            (_mean_of(states[:-1], name), f"you average only the first {K - 1} of the {K} "
-             "checkpoints (off by one: the newest one is left out)."),  # fmt: skip
+            (
+                _mean_of(states[1:], name),
+                f"you average only the last {K - 1} of the {K} "
+                "checkpoints (off by one: the first one is left out).",
+            ),
+            (
+                _mean_of(states[:-1], name),
+                f"you average only the first {K - 1} of the {K} "
+                "checkpoints (off by one: the newest one is left out).",
+            ),
             (total / (K - 1), f"you divide the sum by K - 1 = {K - 1}; divide by K = {K}."),
             (total / (K + 1), f"you divide the sum by K + 1 = {K + 1}; divide by K = {K}."),
-            (states[0][name].double(), f"you return the first checkpoint's weights, not the mean "
-             f"of all {K}."),  # fmt: skip
+            (
+                states[0][name].double(),
+                f"you return the first checkpoint's weights, not the mean of all {K}.",
+            ),
         ]
     for candidate, message in looks_like:
         if _close(g, candidate):
@@ -109,7 +119,9 @@ def check_average_checkpoints(fn: Callable[[list[StateDict]], StateDict]) -> Ver
                         "tensors (sum(...) or torch.stack(...) make them), never into an input."
                     )
             if not isinstance(got, dict):
-                raise Wrong(f"return a dict name -> tensor (a state dict); got {type(got).__name__}.")
+                raise Wrong(
+                    f"return a dict name -> tensor (a state dict); got {type(got).__name__}."
+                )
             missing = [k for k in states[-1] if k not in got]
             if missing:
                 tied = (" -- the two tied names share one tensor in a checkpoint, and a state dict "
