@@ -18,7 +18,7 @@ export OMP_NUM_THREADS := 2
 # Idle OpenMP threads sleep instead of spinning (much faster when processes share the cores).
 export OMP_WAIT_POLICY := PASSIVE
 
-.PHONY: install fonts book test lint format unit slow nbval site-test export execute sync check-book clean
+.PHONY: install fonts book i18n-update i18n-stats test lint format unit slow nbval site-test export execute sync check-book clean
 
 install: $(STAMP)
 
@@ -84,10 +84,21 @@ _vendor/fonts/noto-sans-sc.css:
 	$(BIN)/python tools/webfont_css.py _build/npm-font/node_modules/@fontsource/noto-sans-sc/400.css \
 	  > $@
 
+# Two editions from the same notebooks: English in _build/html/, Chinese in _build/html/zh/ (its
+# prose from the gettext catalogs in locale/; see tools/i18n.py and CONTRIBUTING.md).
 book: $(STAMP) _vendor/mathjax/tex-chtml.js _vendor/fonts/noto-sans-sc.css
 	rm -rf _build/html _build/.doctrees
 	$(BIN)/jupyter-book build . -W -n --keep-going
-	@echo "The book is in _build/html/index.html"
+	$(BIN)/python tools/i18n.py build
+	@echo "The book is in _build/html/index.html, its Chinese edition in _build/html/zh/index.html"
+
+# The Chinese catalogs: bring them up to the English text (new messages empty, changed ones
+# fuzzy), and count what is left to translate.
+i18n-update: $(STAMP)
+	$(BIN)/python tools/i18n.py update
+
+i18n-stats: $(STAMP)
+	$(BIN)/python tools/i18n.py stats
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests tools benchmarks

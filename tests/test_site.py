@@ -85,7 +85,12 @@ CHECK_JS = """
   const article = document.querySelector('article') || document.body;
   const clone = article.cloneNode(true);
   clone.querySelectorAll('pre, code, mjx-container, script, style, .cell_input').forEach(e => e.remove());
+  const prose = [...clone.querySelectorAll('p, li, h1, h2, h3, td, th, dt, dd, figcaption')]
+    .filter(e => !e.closest('blockquote, .cell_output, .language-switch, .bibliography'))
+    .map(e => e.innerText.replace(/[“"][^”"]*[”"]/g, ' ').trim())
+    .filter(s => s.length > 0);
   return {
+    prose: prose,
     h1: (document.querySelector('article h1') || {innerText: ''}).innerText,
     images: imgs.length,
     broken: broken,
@@ -281,3 +286,102 @@ def test_chinese_draws_as_glyphs_not_boxes(browser, page: str):
     assert info is not None, f"{page}: no Chinese text found in the article"
     assert info["webFont"], f"{page}: the book's Noto Sans SC did not load for {info['chars']}"
     assert info["distinct"] and info["notTofu"], f"{page}: {info['chars']} draw as boxes"
+
+
+# --- the fonts Chromium actually drew, and the Chinese edition (_build/html/zh/) -------------
+
+FIRST_CJK_JS = """
+(selector) => {
+  const root = document.querySelector(selector);
+  if (!root) return null;
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  let node;
+  while ((node = walker.nextNode()))
+    if (/[\\u4e00-\\u9fff]/.test(node.textContent) && node.parentElement.offsetParent !== null) {
+      node.parentElement.setAttribute('data-cjk-probe', selector);
+      return node.textContent.trim().slice(0, 30);
+    }
+  return null;
+}
+"""
+
+
+def drawn_fonts(tab, selector: str) -> tuple[str | None, set[str]]:
+    """The text of the first visible Chinese text under ``selector`` and the fonts Chromium
+    used to draw it (DevTools' CSS.getPlatformFontsForNode: what was drawn, not what the style
+    sheet asked for)."""
+    text = tab.evaluate(FIRST_CJK_JS, selector)
+    if text is None:
+        return None, set()
+    cdp = tab.context.new_cdp_session(tab)
+    cdp.send("DOM.enable")
+    cdp.send("CSS.enable")
+    root = cdp.send("DOM.getDocument", {"depth": -1})["root"]["nodeId"]
+    found = cdp.send("DOM.querySelector", {"nodeId": root, "selector": "[data-cjk-probe]"})
+    fonts = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": found["nodeId"]})["fonts"]
+    cdp.detach()
+    return text, {f["familyName"] for f in fonts}
+
+
+NAV = ".bd-sidebar-primary"
+
+
+@pytest.mark.parametrize("edition", ["", "zh/"], ids=["en", "zh"])
+def test_the_navigation_draws_chinese_with_the_web_font(browser, edition: str):
+    """The sidebar is laid out first; its Chinese must still be drawn by Noto Sans SC, not as
+    boxes by a Latin font (a stylesheet imported from custom.css arrived too late for it)."""
+    page = edition + toc_pages()[1]
+    with open_page(browser, page, 1280) as tab:
+        text, fonts = drawn_fonts(tab, NAV)
+    assert text, f"{page}: no Chinese in the navigation"
+    assert "Noto Sans SC" in fonts, f"{page}: the navigation's {text!r} was drawn by {fonts}"
+
+
+SWITCH_JS = """
+() => {
+  const a = document.querySelector('p.language-switch a');
+  return {
+    lang: document.documentElement.lang,
+    href: a ? a.href : null,
+    h1: (document.querySelector('article h1') || {innerText: ''}).innerText,
+  };
+}
+"""
+
+
+@pytest.mark.parametrize("page", toc_pages())
+def test_chinese_page_loads_offline_in_chinese_and_links_its_english_twin(browser, page: str):
+    zh = HTML / "zh" / (page + ".html")
+    assert zh.exists(), f"{zh} was not built: `make book` builds both editions"
+    external: list[str] = []
+    with open_page(browser, "zh/" + page, 1280, external=external) as tab:
+        info = tab.evaluate(CHECK_JS)
+        switch = tab.evaluate(SWITCH_JS)
+        text, fonts = drawn_fonts(tab, "article")
+    assert not external, f"zh/{page} tried to fetch from the network: {external}"
+    assert not info["broken"] and info["mathErrors"] == 0
+    assert switch["lang"] == "zh-CN", switch
+    english = Path(unquote(urlparse(switch["href"]).path))
+    assert english.resolve() == (HTML / (page + ".html")).resolve(), switch["href"]
+    with open_page(browser, page, 1280) as tab:
+        back = tab.evaluate(SWITCH_JS)
+    assert Path(unquote(urlparse(back["href"]).path)).resolve() == zh.resolve(), back["href"]
+    if text:  # a translated page: its Chinese is drawn by the book's web font
+        assert "Noto Sans SC" in fonts, f"zh/{page}: {text!r} was drawn by {fonts}"
+    if translated(page):
+        english_only = [p for p in info["prose"] if ENGLISH_PROSE.search(p)]
+        assert not english_only, f"zh/{page}: prose with no Chinese in it: {english_only[:3]}"
+
+
+# A prose paragraph of the Chinese edition must hold Chinese. Excepted by rule, not by list:
+# code, math, code cells and outputs, figures, quotations of English sources (blockquotes and
+# text in quotation marks), and paragraphs with no run of four English words (names, numbers).
+ENGLISH_PROSE = re.compile(r"^(?!.*[\u4e00-\u9fff]).*\b[A-Za-z]{2,}(?:[ ,;:]+[A-Za-z'-]{2,}){3}")
+
+
+def translated(page: str) -> bool:
+    """A page of the Chinese edition whose catalog has a translation."""
+    import polib
+
+    po = ROOT / "locale" / "zh_CN" / "LC_MESSAGES" / (page + ".po")
+    return po.exists() and any(e.msgstr and e.msgstr != e.msgid for e in polib.pofile(str(po)))

@@ -1,0 +1,285 @@
+"""The Chinese edition: gettext catalogs of the book's prose, and the Chinese build.
+
+    python tools/i18n.py pot            # the English messages (.pot), one file per page
+    python tools/i18n.py update         # merge them into locale/zh_CN/LC_MESSAGES/book/*.po
+    python tools/i18n.py stats [--check] # translated / untranslated / fuzzy, page by page
+    python tools/i18n.py build          # the Chinese HTML edition into _build/html/zh/
+    python tools/i18n.py todo book/01_sequences todo.json   # what is left to translate
+    python tools/i18n.py apply todo.json                    # ... and back, once translated
+
+The prose of each page (every heading, paragraph, list item, admonition, caption and table
+cell of its Markdown cells) is one gettext message, keyed by the English text; code cells,
+outputs and figures are shared with the English edition and are not messages. The catalogs in
+``locale/`` are standard ``.po`` files that Poedit, Weblate or Crowdin open as they are; they are
+the one source of the Chinese text. Sphinx's own gettext builder writes the messages and Sphinx's
+own i18n reads the translations back (``locale_dirs`` and ``language`` in the build's config), so
+the Chinese pages are built from the same notebooks as the English ones.
+
+``update`` works like GNU ``msgmerge``: a message that is new gets an empty translation; a message
+whose English changed keeps its old translation marked *fuzzy* (with the old English as
+``#| msgid``), so the translator sees what to revise; messages that are gone become obsolete
+(``#~``). A fuzzy or empty translation is not used in the build and fails ``stats --check``, which
+``make test`` runs: an English edit cannot land without its Chinese.
+
+Messages written by autodoc from the package's docstrings (the API reference page) are code
+documentation and stay English by rule; ``stats`` does not count them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import polib
+
+ROOT = Path(__file__).resolve().parents[1]
+LANGUAGE = "zh_CN"
+GETTEXT_BUILD = ROOT / "_build" / "gettext-build"  # its own doctrees: they differ by builder
+POT_DIR = GETTEXT_BUILD / "_build" / "gettext"
+LOCALE = ROOT / "locale" / LANGUAGE / "LC_MESSAGES"
+ZH_CONFIG = ROOT / "_build" / f"_config.{LANGUAGE}.yml"
+ZH_SITE = ROOT / "_build" / "html" / "zh"
+FUZZY_RATIO = 0.7  # how alike an old and a new English message must be to carry a translation
+
+
+def jupyter_book() -> str:
+    here = Path(sys.executable).parent / "jupyter-book"
+    return str(here) if here.exists() else "jupyter-book"
+
+
+def is_docstring(entry: polib.POEntry) -> bool:
+    """A message that autodoc took from the package's code (stays English by rule)."""
+    # "#: src/x.py:docstring of x.f:1" (polib splits the reference at its spaces)
+    return any(".py:docstring" in f"{path}:{line}" for path, line in entry.occurrences)
+
+
+# What is the same in both languages: cross-references, math, code, links.
+_SAME_IN_BOTH = re.compile(r"\{[a-z:]+\}`[^`]*`|\$\$.*?\$\$|\$[^$]*\$|``?[^`]*``?|https?://\S+")
+
+
+def needs_no_translation(msgid: str) -> bool:
+    """A message with no English words once references, math and code are removed, such as
+    ``{doc}`01_sequences``` or ``$B$``: its translation is itself."""
+    return not re.search(r"[A-Za-z]{2,}", _SAME_IN_BOTH.sub(" ", msgid))
+
+
+def pot() -> list[Path]:
+    """Run Sphinx's gettext builder over the book; return the templates, one per page."""
+    shutil.rmtree(POT_DIR, ignore_errors=True)
+    subprocess.run(
+        [jupyter_book(), "build", str(ROOT), "--builder", "custom", "--custom-builder",
+         "gettext", "--path-output", str(GETTEXT_BUILD), "--quiet"],
+        check=True, cwd=ROOT,
+    )  # fmt: skip
+    templates = sorted(POT_DIR.rglob("*.pot"))
+    if not templates:
+        raise SystemExit(f"the gettext build wrote no .pot files under {POT_DIR}")
+    return templates
+
+
+def catalog_for(template: Path) -> Path:
+    return LOCALE / template.relative_to(POT_DIR).with_suffix(".po")
+
+
+def merge(template: polib.POFile, catalog: polib.POFile) -> polib.POFile:
+    """``catalog`` brought up to ``template``'s messages, as ``msgmerge`` would."""
+    old = {e.msgid: e for e in catalog if e.msgid and not e.obsolete}
+    merged = polib.POFile(wrapwidth=0)
+    merged.metadata = catalog.metadata or {
+        "Project-Id-Version": "How Transformers Really Work",
+        "Language": LANGUAGE,
+        "MIME-Version": "1.0",
+        "Content-Type": "text/plain; charset=UTF-8",
+        "Content-Transfer-Encoding": "8bit",
+        "Plural-Forms": "nplurals=1; plural=0;",
+    }
+    used = set()
+    unmatched_old = [e for e in old.values()]
+    for entry in template:
+        if not entry.msgid or is_docstring(entry):
+            continue
+        where = [(path.lstrip("./"), line) for path, line in entry.occurrences]  # book/x.md
+        new = polib.POEntry(msgid=entry.msgid, occurrences=where)
+        if entry.msgid in old:
+            kept = old[entry.msgid]
+            new.msgstr, new.flags = kept.msgstr, list(kept.flags)
+            new.previous_msgid = kept.previous_msgid
+            new.tcomment = kept.tcomment
+            used.add(entry.msgid)
+        else:
+            best, ratio = None, FUZZY_RATIO
+            for candidate in unmatched_old:
+                if candidate.msgid in used or not candidate.msgstr:
+                    continue
+                r = difflib.SequenceMatcher(None, candidate.msgid, entry.msgid).quick_ratio()
+                if r > ratio:
+                    r = difflib.SequenceMatcher(None, candidate.msgid, entry.msgid).ratio()
+                    if r > ratio:
+                        best, ratio = candidate, r
+            if best is not None:
+                new.msgstr, new.flags = best.msgstr, ["fuzzy"]
+                new.previous_msgid = best.msgid
+                used.add(best.msgid)
+        if not new.msgstr and needs_no_translation(entry.msgid):
+            new.msgstr = entry.msgid
+        merged.append(new)
+    for msgid, entry in old.items():
+        if msgid not in used and entry.msgstr:
+            gone = polib.POEntry(msgid=msgid, msgstr=entry.msgstr, obsolete=True)
+            merged.append(gone)
+    return merged
+
+
+def update() -> None:
+    for template in pot():
+        path = catalog_for(template)
+        catalog = polib.pofile(str(path), wrapwidth=0) if path.exists() else polib.POFile()
+        merged = merge(polib.pofile(str(template), wrapwidth=0), catalog)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        merged.save(str(path))
+        print(f"{path.relative_to(ROOT)}: {counts(merged)}")
+
+
+def counts(catalog: polib.POFile) -> dict[str, int]:
+    """Translated, untranslated and fuzzy prose messages (docstrings not counted)."""
+    entries = [e for e in catalog if e.msgid and not e.obsolete and not is_docstring(e)]
+    fuzzy = sum("fuzzy" in e.flags for e in entries)
+    empty = sum(not e.msgstr for e in entries)
+    return {"translated": len(entries) - fuzzy - empty, "untranslated": empty, "fuzzy": fuzzy}
+
+
+def stats(check: bool) -> int:
+    """Print the state of every catalog; with ``check``, fail on any message not translated."""
+    templates = sorted(POT_DIR.rglob("*.pot")) if POT_DIR.exists() else []
+    if check or not templates:
+        templates = pot()
+    missing, bad = [], []
+    for template in templates:
+        path = catalog_for(template)
+        page = str(template.relative_to(POT_DIR).with_suffix(""))
+        if not path.exists():
+            missing.append(page)
+            continue
+        merged = merge(polib.pofile(str(template)), polib.pofile(str(path)))
+        c = counts(merged)
+        print(f"{page}: {c['translated']} translated, {c['untranslated']} untranslated, "
+              f"{c['fuzzy']} fuzzy")  # fmt: skip
+        if c["untranslated"] or c["fuzzy"]:
+            bad.append(page)
+    if missing:
+        print(f"no catalog yet: {', '.join(missing)}")
+    if check and (bad or missing):
+        print(
+            f"{len(bad) + len(missing)} page(s) have English without a current Chinese: run "
+            "`python tools/i18n.py update`, translate the empty and fuzzy messages in "
+            f"locale/{LANGUAGE}/LC_MESSAGES/ (remove the fuzzy flag once revised), and commit both."
+        )
+        return 1
+    return 0
+
+
+def catalog_of(page: str) -> Path:
+    path = LOCALE / f"{page.removesuffix('.po')}.po"
+    if not path.exists():
+        raise SystemExit(f"no catalog {path.relative_to(ROOT)}: run `python tools/i18n.py update`")
+    return path
+
+
+def todo(page: str, out: Path) -> None:
+    """The messages of ``page`` still to translate (empty or fuzzy), as JSON for a translator:
+    ``[{"msgid": English, "msgstr": "", "previous": the old English of a fuzzy one}, ...]``."""
+    catalog = polib.pofile(str(catalog_of(page)), wrapwidth=0)
+    items = [
+        {"msgid": e.msgid, "msgstr": e.msgstr, "previous": e.previous_msgid or ""}
+        for e in catalog
+        if not e.obsolete and (not e.msgstr or "fuzzy" in e.flags)
+    ]
+    out.write_text(json.dumps({"page": page, "messages": items}, ensure_ascii=False, indent=1))
+    print(f"{len(items)} message(s) of {page} to translate in {out}")
+
+
+def apply(path: Path) -> None:
+    """Put the translations of a ``todo`` file into its page's catalog (fuzzy flags cleared)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    catalog_path = catalog_of(data["page"])
+    catalog = polib.pofile(str(catalog_path), wrapwidth=0)
+    by_id = {e.msgid: e for e in catalog if not e.obsolete}
+    done = 0
+    for item in data["messages"]:
+        entry = by_id.get(item["msgid"])
+        if entry is None or not item["msgstr"].strip():
+            continue
+        entry.msgstr = item["msgstr"]
+        entry.flags = [f for f in entry.flags if f != "fuzzy"]
+        entry.previous_msgid = None
+        done += 1
+    catalog.save(str(catalog_path))
+    print(f"{catalog_path.relative_to(ROOT)}: {done} translation(s) applied; {counts(catalog)}")
+
+
+def zh_config() -> Path:
+    """The English _config.yml with the Chinese language set: one config, two builds."""
+    text = (ROOT / "_config.yml").read_text(encoding="utf-8")
+    marker = "  config:\n"
+    if marker not in text:
+        raise SystemExit("_config.yml has no `sphinx: config:` section to add the language to")
+    text = text.replace(marker, marker + f"    language: {LANGUAGE}\n", 1)
+    # local extensions are found relative to the config file, which lies in _build/ here
+    text = text.replace(": _ext\n", f": {ROOT / '_ext'}\n")
+    ZH_CONFIG.parent.mkdir(parents=True, exist_ok=True)
+    ZH_CONFIG.write_text(text, encoding="utf-8")
+    return ZH_CONFIG
+
+
+def build() -> None:
+    """The Chinese edition, built like the English one, into _build/html/zh/."""
+    out = ROOT / "_build" / LANGUAGE
+    shutil.rmtree(out, ignore_errors=True)
+    subprocess.run(
+        [jupyter_book(), "build", str(ROOT), "--config", str(zh_config()), "--path-output",
+         str(out), "-W", "-n", "--keep-going"],
+        check=True, cwd=ROOT,
+    )  # fmt: skip
+    shutil.rmtree(ZH_SITE, ignore_errors=True)
+    shutil.copytree(out / "_build" / "html", ZH_SITE)
+    print(f"The Chinese edition is in {ZH_SITE.relative_to(ROOT)}/index.html")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("pot", help="write the English messages (.pot)")
+    sub.add_parser("update", help="merge the messages into the catalogs (.po)")
+    s = sub.add_parser("stats", help="translated, untranslated and fuzzy messages per page")
+    s.add_argument("--check", action="store_true", help="fail unless every message is translated")
+    sub.add_parser("build", help="build the Chinese edition into _build/html/zh/")
+    s = sub.add_parser("todo", help="a page's messages still to translate, as JSON")
+    s.add_argument("page", help="e.g. book/06_attention_scoring")
+    s.add_argument("out", type=Path)
+    s = sub.add_parser("apply", help="put a translated todo file into its catalog")
+    s.add_argument("file", type=Path)
+    args = parser.parse_args()
+    if args.command == "pot":
+        for path in pot():
+            print(path.relative_to(ROOT))
+    elif args.command == "update":
+        update()
+    elif args.command == "stats":
+        return stats(args.check)
+    elif args.command == "build":
+        build()
+    elif args.command == "todo":
+        todo(args.page, args.out)
+    elif args.command == "apply":
+        apply(args.file)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
