@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import copy
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from functools import partial
 
@@ -41,8 +42,19 @@ class _Case:
         return self.model.config.pad_id
 
 
+_BOOK: dict[tuple[str, int], list] = {}  # the book's searches' outputs on the cases
+_MADE: dict[tuple[int, int], _Case] = {}  # each case as first made, copied for every check
+
+
 def _decoding_case(seed: int = 3, src_seed: int = 1) -> _Case:
-    """Made afresh for each check, so that nothing a reader's code does to it carries over."""
+    """A copy for each check, so that nothing a reader's code does to it carries over."""
+    if (seed, src_seed) not in _MADE:
+        with torch.random.fork_rng(devices=[]):  # the reader's random numbers stay as they were
+            _MADE[seed, src_seed] = _make_case(seed, src_seed)
+    return copy.deepcopy(_MADE[seed, src_seed])
+
+
+def _make_case(seed: int, src_seed: int) -> _Case:
     torch.manual_seed(seed)
     config = TransformerConfig(
         src_vocab_size=17,
@@ -79,7 +91,7 @@ def _decoding_case(seed: int = 3, src_seed: int = 1) -> _Case:
 # (a search without a finished state is right on 11 of 30 models of this size).
 _SEEDS = ((3, 1), (2, 102), (4, 104), (5, 105))
 # the beam searches tried: (translator, beam_size, length_penalty); beam_size 1 is greedy search
-_BEAM_PROBES = ((0, 1, 0.6), (0, 3, 0.6), (1, 2, 1.5), (2, 3, 0.6), (3, 4, 1.0))
+_BEAM_PROBES = ((0, 3, 0.6), (1, 2, 1.5), (2, 3, 0.6), (3, 4, 1.0), (0, 1, 0.6))
 
 
 def _cases() -> list[_Case]:
@@ -201,9 +213,12 @@ def check_greedy_decode(fn: Callable[..., Tensor]) -> Verdict:
 
     def probes() -> str:
         cases, outputs = _cases(), []
-        for case in cases:
+        for c, case in enumerate(cases):
             model, src, L, eos, pad = case.model, case.src, case.max_len, case.eos, case.pad
-            want = _sentences(greedy_decode(model, src, L, BOS_ID, eos), len(src), pad)
+            if ("greedy", c) not in _BOOK:  # the book's output, the same on every call
+                ours = greedy_decode(model, src, L, BOS_ID, eos)
+                _BOOK["greedy", c] = _sentences(ours, len(src), pad)
+            want = _BOOK["greedy", c]
             got = _sentences(fn(model, src, L, BOS_ID, eos), len(src), pad)
             outputs.append(got)
             if got == want:
@@ -221,15 +236,16 @@ def check_greedy_decode(fn: Callable[..., Tensor]) -> Verdict:
     return _run("greedy decoding", probes)
 
 
-@torch.no_grad()
-def _beam_variant(case: _Case, K: int, alpha: float, mistake: str | None) -> list[list[int]]:
+def _beam_steps(case: _Case, K: int, alpha: float, mistake: str | None) -> Generator:
     """Beam search as the book's (``mistake=None``, with no cache), or with one typical
-    ``mistake`` (a key of ``_BEAM_MISTAKES``); the best hypothesis of each sentence."""
-    model, src, L, eos, pad = case.model, case.src, case.max_len, case.eos, case.pad
-    B, V, inf = src.shape[0], model.config.tgt_vocab_size, float("inf")
-    memory = model.encode(src).repeat_interleave(K, dim=0)  # (B*K, S, D)
-    src_k = src.repeat_interleave(K, dim=0)  # (B*K, S)
+    ``mistake`` (a key of ``_BEAM_MISTAKES``), as a generator: it yields the tokens ``(B*K,
+    t)`` it feeds the decoder and is sent the logits of their last position ``(B*K, V)``
+    (``_beam_variants`` decodes all the variants together); it returns the best hypothesis
+    of each sentence."""
+    src, L, eos, pad = case.src, case.max_len, case.eos, case.pad
+    B, V, inf = src.shape[0], case.model.config.tgt_vocab_size, float("inf")
     hyps = torch.full((B, K, 1), BOS_ID)  # (B, K, t)
+    fed = fed_before = hyps.view(B * K, 1)  # (B*K, t): what each decoder row has read
     score = torch.zeros(B, K)  # log P of each hypothesis
     if mistake != "copies":
         score[:, 1:] = -inf
@@ -242,13 +258,11 @@ def _beam_variant(case: _Case, K: int, alpha: float, mistake: str | None) -> lis
     def lp(n: Tensor, a: float) -> Tensor:
         return n.clamp(min=1) ** a if mistake == "plain-power" else ((5 + n + bos) / 6) ** a
 
-    cache = model.new_cache() if mistake == "no-cache-reorder" else None
     first = [None] * B  # first-finished: the first hypothesis of each sentence to finish
     only_pad = torch.full((V,), -inf)
     only_pad[pad] = 0.0
     for t in range(1, L + 1):
-        fed = hyps.view(B * K, -1)[:, -1:] if cache is not None else hyps.view(B * K, -1)
-        logits = model.decode(fed, memory, src_k, cache)[:, -1]  # (B*K, V)
+        logits = yield fed  # (B*K, V)
         if mistake == "raw-logits":
             logp = logits.view(B, K, V).clone()
         elif mistake == "probabilities":
@@ -292,6 +306,10 @@ def _beam_variant(case: _Case, K: int, alpha: float, mistake: str | None) -> lis
             )
         ended = was | (token == eos)
         hyps = torch.cat([prev, token[..., None]], dim=2)
+        fed = hyps.view(B * K, -1)
+        if mistake == "no-cache-reorder":  # a cache that is not reordered: each row goes on
+            fed = torch.cat([fed_before, token.view(B * K, 1)], dim=1)  # with its own history
+        fed_before = fed
         if mistake in ("first-finished", "no-finished"):  # each sentence stops by itself
             for b in range(B):
                 if first[b] is None and mistake == "first-finished" and ended[b].any():
@@ -317,6 +335,29 @@ def _beam_variant(case: _Case, K: int, alpha: float, mistake: str | None) -> lis
     return sentences
 
 
+@torch.no_grad()
+def _beam_variants(case: _Case, K: int, alpha: float, mistakes: list) -> dict:
+    """The output of beam search with each of ``mistakes`` (``None``: none) on ``case``: all
+    the searches run side by side, one decoder call per step for all of them."""
+    model, B = case.model, case.src.shape[0]
+    memory = model.encode(case.src).repeat_interleave(K, dim=0)  # (B*K, S, D)
+    src_k = case.src.repeat_interleave(K, dim=0)  # (B*K, S)
+    running, done = {m: _beam_steps(case, K, alpha, m) for m in mistakes}, {}
+    fed = {m: next(steps) for m, steps in running.items()}  # (B*K, t) each, t = 1
+    while running:
+        n = len(running)
+        logits = model.decode(torch.cat(list(fed.values())), memory.repeat(n, 1, 1),
+                              src_k.repeat(n, 1))[:, -1]  # (n*B*K, V)  # fmt: skip
+        for m, rows in zip(list(running), logits.split(B * K), strict=True):
+            try:
+                fed[m] = running[m].send(rows)
+            except StopIteration as stop:
+                done[m] = stop.value
+                del running[m], fed[m]
+    return done
+
+
+_VARIANTS: dict[int, dict] = {}  # the outputs of the mistakes of _BEAM_MISTAKES on each probe
 _LP = "lp(Y) = ((5 + |Y|) / 6) ** length_penalty"
 _BEAM_MISTAKES = {
     "copies": "your output is exactly greedy search's: the beams are copies of one hypothesis. "
@@ -375,34 +416,29 @@ _BEAM_MISTAKES = {
 }
 
 
-def _beam_mistake(fn: Callable, got: list, want: list, probe: int, case: _Case) -> str:
+def _beam_mistake(fn: Callable, got: list, want: list, probe: int, cases: list) -> str:
     """The mistake of a beam search that gave ``got`` on ``_BEAM_PROBES[probe]``: the variant
     that gives the reader's output on every probe, else a description of the first difference."""
+    case = cases[_BEAM_PROBES[probe][0]]
     words = _common_mistake(got, want, case)
     if words:
         return words
-    cases = [case if i == _BEAM_PROBES[probe][0] else None for i in range(len(_SEEDS))]
-    theirs = {probe: got}
-
-    def output(i: int) -> list:
+    candidates = list(_BEAM_MISTAKES)  # the mistakes that give the reader's output so far
+    for i in [probe] + [i for i in range(len(_BEAM_PROBES)) if i != probe]:
         c, K, alpha = _BEAM_PROBES[i]
-        if cases[c] is None:
-            cases[c] = _decoding_case(*_SEEDS[c])
-        if i not in theirs:
+        if i == probe:
+            theirs = got
+        else:  # the reader's code first: a crash is theirs
             out = fn(cases[c].model, cases[c].src, K, cases[c].max_len, bos_id=BOS_ID,
                      eos_id=cases[c].eos, length_penalty=alpha)  # fmt: skip
-            theirs[i] = _sentences(out, len(cases[c].src), cases[c].pad)
-        return theirs[i]
-
-    order = [probe] + [i for i in range(len(_BEAM_PROBES)) if i != probe]
-    for mistake, sentence in _BEAM_MISTAKES.items():
-        for i in order:
-            c, K, alpha = _BEAM_PROBES[i]
-            mine = output(i)  # calls the reader's code first: a crash is theirs
-            if _beam_variant(cases[c], K, alpha, mistake) != mine:
-                break
-        else:
-            return sentence
+            theirs = _sentences(out, len(cases[c].src), cases[c].pad)
+        known = _VARIANTS.setdefault(i, {})  # the same on every call: computed once
+        known |= _beam_variants(cases[c], K, alpha, [m for m in candidates if m not in known])
+        candidates = [m for m in candidates if known[m] == theirs]
+        if not candidates:
+            break
+    if candidates:
+        return _BEAM_MISTAKES[candidates[0]]
     c, K, alpha = _BEAM_PROBES[probe]
     words = _alone_mistake(fn, got, case, beam_size=K, length_penalty=alpha)
     if words:
@@ -429,13 +465,17 @@ def check_beam_search(fn: Callable[..., Tensor]) -> Verdict:
             model, src, L, eos = case.model, case.src, case.max_len, case.eos
             out = fn(model, src, K, L, bos_id=BOS_ID, eos_id=eos, length_penalty=alpha)
             got = _sentences(out, len(src), case.pad)
-            ours = beam_search(model, src, K, L, bos_id=BOS_ID, eos_id=eos, length_penalty=alpha)
-            want = _sentences(ours, len(src), case.pad)
+            if ("beam", i) not in _BOOK:  # the book's output, the same on every call
+                ours = beam_search(
+                    model, src, K, L, bos_id=BOS_ID, eos_id=eos, length_penalty=alpha
+                )
+                _BOOK["beam", i] = _sentences(ours, len(src), case.pad)
+            want = _BOOK["beam", i]
             outputs.append(got)
             if got != want:
-                raise Wrong(_beam_mistake(fn, got, want, i, case))
-        c, K, alpha = _BEAM_PROBES[1]
-        words = _alone_mistake(fn, outputs[1], cases[c], beam_size=K, length_penalty=alpha)
+                raise Wrong(_beam_mistake(fn, got, want, i, cases))
+        c, K, alpha = _BEAM_PROBES[0]
+        words = _alone_mistake(fn, outputs[0], cases[c], beam_size=K, length_penalty=alpha)
         if words:
             raise Wrong(words)
         return (
