@@ -210,6 +210,31 @@ def beam_per_sentence(
 
 
 @torch.no_grad()
+def beam_eos_is_a_word(model, src, beam_size, max_len, *, bos_id, eos_id, length_penalty):
+    """No finished state, as a first beam search often is: EOS is a token like the others,
+    every hypothesis grows until max_len, and the best one is cut after its first EOS."""
+    B, K, V, pad = src.shape[0], beam_size, model.config.tgt_vocab_size, model.config.pad_id
+    memory = model.encode(src).repeat_interleave(K, 0)
+    src_k = src.repeat_interleave(K, 0)
+    hyps = torch.full((B * K, 1), bos_id)  # (B*K, t)
+    score = torch.zeros(B, K)
+    score[:, 1:] = -math.inf
+    for t in range(1, max_len + 1):
+        logp = model.decode(hyps, memory, src_k)[:, -1].log_softmax(-1)  # (B*K, V)
+        logp[:, pad] = -math.inf
+        total = (score.view(-1, 1) + logp).view(B, K * V)
+        top = (total / ((5 + t) / 6) ** length_penalty).topk(K, dim=-1).indices  # (B, K)
+        score = total.gather(1, top)
+        rows = (torch.arange(B)[:, None] * K + top // V).view(-1)
+        hyps = torch.cat([hyps[rows], (top % V).view(-1, 1)], dim=1)
+    out = torch.full((B, max_len), pad)
+    for b, best in enumerate(hyps.view(B, K, -1)[:, 0, 1:].tolist()):
+        best = best[: best.index(eos_id) + 1] if eos_id in best else best
+        out[b, : len(best)] = torch.tensor(best)
+    return out
+
+
+@torch.no_grad()
 def beam_stops_at_first_sentence(model, src, beam_size, max_len, **kwargs):
     """The package's search, but the batch's loop stops when its first sentence is done."""
     limit = 1 + min(
@@ -331,6 +356,12 @@ MISTAKES = (
             check.check_beam_search,
             "beam-no-finished",
             partial(beam_per_sentence, mistake="no-finished"),
+            "no finished state",
+        ),
+        Mistake(
+            check.check_beam_search,
+            "beam-eos-is-a-word",
+            beam_eos_is_a_word,
             "no finished state",
         ),
         Mistake(

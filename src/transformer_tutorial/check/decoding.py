@@ -279,9 +279,9 @@ def _beam_steps(case: _Case, K: int, alpha: float, mistake: str | None) -> Gener
         finished_row = only_pad.expand(B, K, V).clone()
         if mistake == "pad-costs":
             finished_row[..., pad] = pad_cost
-        if mistake != "no-finished":
+        if mistake not in _NO_FINISHED:
             logp = torch.where(ended[..., None], finished_row, logp)
-        grows = torch.ones_like(ended) if mistake in ("no-finished", "pad-in-length") else ~ended
+        grows = torch.ones_like(ended) if mistake in (*_NO_FINISHED, "pad-in-length") else ~ended
         new_len = torch.where(grows, torch.tensor(float(t)), length)  # (B, K)
         cand_len = new_len[..., None].expand(B, K, V).clone()  # (B, K, V)
         if mistake == "eos-not-in-length":
@@ -318,7 +318,7 @@ def _beam_steps(case: _Case, K: int, alpha: float, mistake: str | None) -> Gener
                     first[b] = hyps[b, int(score[b].argmax()), 1:].tolist()
             if all(f is not None for f in first):
                 break
-        if ended.all():
+        if ended.all() and mistake != "no-finished-to-max-len":
             break
     final = score if mistake == "penalty-carried" else score / lp(length, a_end)  # (B, K)
     pick = torch.full((B,), K - 1) if mistake == "last-beam" else final.argmax(dim=1)  # (B,)
@@ -327,7 +327,7 @@ def _beam_steps(case: _Case, K: int, alpha: float, mistake: str | None) -> Gener
         out = [f if f is not None else o for f, o in zip(first, out, strict=True)]
     sentences = []
     for s in out:
-        if mistake == "no-finished" and eos in s:
+        if mistake in _NO_FINISHED and eos in s:
             s = s[: s.index(eos) + 1]  # a search with no finished state cuts its output
         while s and s[-1] == pad:
             s.pop()
@@ -357,6 +357,10 @@ def _beam_variants(case: _Case, K: int, alpha: float, mistakes: list) -> dict:
     return done
 
 
+# mistakes that give the same output as another one on every probe, or that are one mistake
+# written another way: the sentence of the mistake they stand for is said
+_ALIASES = {"pad-in-length": "no-penalty", "no-finished-to-max-len": "no-finished"}
+_NO_FINISHED = ("no-finished", "no-finished-to-max-len")  # the loop stops: by sentence, at L
 _VARIANTS: dict[int, dict] = {}  # the outputs of the mistakes of _BEAM_MISTAKES on each probe
 _LP = "lp(Y) = ((5 + |Y|) / 6) ** length_penalty"
 _BEAM_MISTAKES = {
@@ -423,7 +427,7 @@ def _beam_mistake(fn: Callable, got: list, want: list, probe: int, cases: list) 
     words = _common_mistake(got, want, case)
     if words:
         return words
-    candidates = list(_BEAM_MISTAKES)  # the mistakes that give the reader's output so far
+    candidates = [*_BEAM_MISTAKES, *_ALIASES]  # the mistakes that give the reader's output
     for i in [probe] + [i for i in range(len(_BEAM_PROBES)) if i != probe]:
         c, K, alpha = _BEAM_PROBES[i]
         if i == probe:
@@ -438,7 +442,7 @@ def _beam_mistake(fn: Callable, got: list, want: list, probe: int, cases: list) 
         if not candidates:
             break
     if candidates:
-        return _BEAM_MISTAKES[candidates[0]]
+        return _BEAM_MISTAKES[_ALIASES.get(candidates[0], candidates[0])]
     c, K, alpha = _BEAM_PROBES[probe]
     words = _alone_mistake(fn, got, case, beam_size=K, length_penalty=alpha)
     if words:
