@@ -45,18 +45,20 @@ Blocks covered so far, each with the signature the book uses:
   src_mask) -> (B, T, D)``, ``tgt_mask`` ``(B, 1, T, T)`` causal and target padding (chapter 13);
 * ``check_greedy_decode(fn)`` -- ``fn(model, src, max_len, bos_id, eos_id) -> (B, T')``: the
   generated tokens of each sentence, without BOS, EOS kept, PAD after a sentence's end; the
-  check passes a small random ``Transformer`` (chapter 15);
+  check passes four small random ``Transformer`` models, and each sentence alone (chapter 15);
 * ``check_beam_search(fn)`` -- ``fn(model, src, beam_size, max_len, bos_id=..., eos_id=...,
-  length_penalty=0.6) -> (B, T')``, the best hypothesis of each sentence in the same form
+  length_penalty=0.6) -> (B, T')``, the best hypothesis of each sentence in the same form, on
+  the same four models with beam sizes 1 to 4 and length penalties 0.6 to 1.5; a wrong output
+  is matched against the outputs of the usual beam-search mistakes to name the one made
   (chapter 15);
 * ``check_kv_cache(cls)`` -- ``cls()`` an empty key/value cache of one decoder block, as the
   book's ``LayerCache``: ``cache.append_self(k, v)`` takes the keys and values of the new
   positions, ``(B, H, T_new, Dh)`` each, and returns those of every position so far,
   ``(B, H, T_past + T_new, Dh)`` each; ``cache.reorder(index)`` keeps the batch rows ``index``
   (a 1-D long tensor, rows may repeat: beam search continues one hypothesis in several rows).
-  The check calls the two methods on their own, then puts one cache in each block of the
-  book's decoder and compares every step's logits with recomputing the whole prefix
-  (chapters 13 and 15).
+  The check calls the two methods on their own (two caches must not share a history), then
+  puts one cache in each block of the book's decoder and compares every step's logits with
+  recomputing the whole prefix (chapters 13 and 15).
 * ``check_mask_tokens(fn)`` -- ``fn(tokens, vocab, generator=None, select_prob=0.15,
   mask_prob=0.8, random_prob=0.1) -> (inputs, labels)``, BERT's masking rule: 15 % of the real
   tokens chosen (never ``[CLS]``, ``[SEP]`` or padding), 80 / 10 / 10 of them ``[MASK]`` / a
