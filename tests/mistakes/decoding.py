@@ -116,7 +116,8 @@ def beam_by_hand(model, src, beam_size, max_len, *, bos_id, eos_id, length_penal
             logp = logits.log_softmax(dim=0 if mistake == "softmax-over-batch" else -1)
             logp = logp.view(B, K, V)
         pad_cost = logp[..., pad].clone()
-        logp[..., pad] = -math.inf
+        if mistake != "pad-allowed":
+            logp[..., pad] = -math.inf
         if mistake == "drop-finished":
             logp[..., eos_id] = -math.inf
         if mistake != "extend-finished":
@@ -257,6 +258,7 @@ _BEAM = [
     ("raw-logits", "adds up raw logits"),
     ("probabilities", "adds up probabilities"),
     ("softmax-over-batch", "the log-softmax runs over the wrong axis"),
+    ("pad-allowed", "padding is not a word"),
     ("extend-finished", "goes on after its EOS"),
     ("drop-finished", "not be dropped"),
     ("pad-costs", "a finished hypothesis pays for its padding"),
