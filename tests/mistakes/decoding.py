@@ -236,6 +236,49 @@ def beam_eos_is_a_word(model, src, beam_size, max_len, *, bos_id, eos_id, length
 
 
 @torch.no_grad()
+def beam_finished_list(model, src, beam_size, max_len, *, bos_id, eos_id, length_penalty):
+    """Finished hypotheses kept apart, as several libraries do: beam_size open hypotheses
+    always go on; one that ends with EOS among the best beam_size joins a list of finished
+    ones; a sentence is done when that list has beam_size entries."""
+    model.eval()
+    pad = model.config.pad_id
+    out = torch.full((src.shape[0], max_len), pad)
+    for b in range(src.shape[0]):
+        sentence = src[b : b + 1, : int((src[b] != pad).sum())]
+        memory = model.encode(sentence)
+        beams, finished = [([bos_id], 0.0)], []
+        for t in range(1, max_len + 1):
+            tokens = torch.tensor([seq for seq, _ in beams])
+            k = len(beams)
+            logp = model.decode(tokens, memory.expand(k, -1, -1), sentence.expand(k, -1))
+            rows = logp[:, -1].log_softmax(-1).tolist()
+            candidates = [
+                (seq + [v], score + p)
+                for (seq, score), row in zip(beams, rows, strict=True)
+                for v, p in enumerate(row)
+                if v != pad
+            ]
+            candidates.sort(key=lambda c: c[1], reverse=True)
+            beams = []
+            for rank, (seq, score) in enumerate(candidates):
+                if len(beams) == beam_size:
+                    break
+                if seq[-1] == eos_id:
+                    if rank < beam_size and len(finished) < beam_size:
+                        finished.append((seq, score / ((5 + t) / 6) ** length_penalty))
+                else:
+                    beams.append((seq, score))
+            if len(finished) >= beam_size:
+                break
+        if len(finished) < beam_size:
+            lp = ((5 + len(beams[0][0]) - 1) / 6) ** length_penalty
+            finished += [(seq, score / lp) for seq, score in beams]
+        best = max(finished, key=lambda c: c[1])[0][1:]
+        out[b, : len(best)] = torch.tensor(best)
+    return out
+
+
+@torch.no_grad()
 def beam_stops_at_first_sentence(model, src, beam_size, max_len, **kwargs):
     """The package's search, but the batch's loop stops when its first sentence is done."""
     limit = 1 + min(
@@ -365,6 +408,12 @@ MISTAKES = (
             "beam-eos-is-a-word",
             beam_eos_is_a_word,
             "no finished state",
+        ),
+        Mistake(
+            check.check_beam_search,
+            "beam-finished-list",
+            beam_finished_list,
+            "leave the beam for a list of their own",
         ),
         Mistake(
             check.check_beam_search,

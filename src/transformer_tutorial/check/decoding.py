@@ -242,6 +242,8 @@ def _beam_steps(case: _Case, K: int, alpha: float, mistake: str | None) -> Gener
     t)`` it feeds the decoder and is sent the logits of their last position ``(B*K, V)``
     (``_beam_variants`` decodes all the variants together); it returns the best hypothesis
     of each sentence."""
+    if mistake == "finished-list":
+        return (yield from _finished_list_steps(case, K, alpha))
     src, L, eos, pad = case.src, case.max_len, case.eos, case.pad
     B, V, inf = src.shape[0], case.model.config.tgt_vocab_size, float("inf")
     hyps = torch.full((B, K, 1), BOS_ID)  # (B, K, t)
@@ -335,6 +337,50 @@ def _beam_steps(case: _Case, K: int, alpha: float, mistake: str | None) -> Gener
     return sentences
 
 
+def _finished_list_steps(case: _Case, K: int, alpha: float) -> Generator:
+    """The search of ``_beam_steps`` as several libraries write it: a hypothesis that ends
+    with EOS leaves the beam for a list of finished ones (when it ranks among the best K),
+    ``K`` open hypotheses always go on, and a sentence is done with ``K`` finished ones."""
+    src, L, eos, pad = case.src, case.max_len, case.eos, case.pad
+    B, V = src.shape[0], case.model.config.tgt_vocab_size
+    hyps = torch.full((B, K, 1), BOS_ID)  # (B, K, t)
+    score = torch.full((B, K), float("-inf"))
+    score[:, 0] = 0.0
+    finished: list[list] = [[] for _ in range(B)]  # (score / lp, tokens) of each sentence
+    for t in range(1, L + 1):
+        logits = yield hyps.view(B * K, -1)  # (B*K, V)
+        logp = logits.log_softmax(-1).view(B, K, V)
+        logp[..., pad] = float("-inf")
+        total = (score[..., None] + logp).view(B, K * V)
+        best = total.topk(2 * K, dim=-1).indices.tolist()  # (B, 2K): lp(t) is the same for all
+        rows, tokens, scores = [], [], []
+        for b in range(B):
+            kept = []
+            for rank, i in enumerate(best[b]):
+                if len(kept) == K:
+                    break
+                if i % V == eos:
+                    if rank < K and len(finished[b]) < K:
+                        seq = hyps[b, i // V, 1:].tolist() + [eos]
+                        finished[b].append((float(total[b, i]) / ((5 + t) / 6) ** alpha, seq))
+                else:
+                    kept.append(i)
+            rows += [b * K + i // V for i in kept]
+            tokens += [i % V for i in kept]
+            scores += [float(total[b, i]) for i in kept]
+        hyps = torch.cat([hyps.view(B * K, -1)[rows], torch.tensor(tokens)[:, None]], dim=1)
+        hyps, score = hyps.view(B, K, -1), torch.tensor(scores).view(B, K)
+        if all(len(f) >= K for f in finished):
+            break
+    out = []
+    for b in range(B):
+        lp = ((5 + hyps.shape[2] - 1) / 6) ** alpha
+        open_ = [(float(score[b, k]) / lp, hyps[b, k, 1:].tolist()) for k in range(K)]
+        pool = finished[b] if len(finished[b]) >= K else finished[b] + open_
+        out.append(max(pool, key=lambda c: c[0])[1])
+    return out
+
+
 @torch.no_grad()
 def _beam_variants(case: _Case, K: int, alpha: float, mistakes: list) -> dict:
     """The output of beam search with each of ``mistakes`` (``None``: none) on ``case``: all
@@ -414,6 +460,10 @@ _BEAM_MISTAKES = {
     "hypothesis that row now continues.",
     "last-beam": "yours returns the last of the beam_size hypotheses, the worst ranked: return "
     "the best, the one with the highest log P(Y) / lp(Y).",
+    "finished-list": "your finished hypotheses leave the beam for a list of their own while "
+    "beam_size open ones go on (as several libraries do): in this book a finished hypothesis "
+    "keeps its place in the beam and competes there, extended by PAD at no cost, and a "
+    "sentence is done when all its beam_size hypotheses are finished.",
     "first-finished": "a sentence stops at its first finished hypothesis: the others go on and "
     "may end better. Stop when all of a sentence's hypotheses are finished (or at max_len), "
     "then return the best.",
