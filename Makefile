@@ -73,7 +73,7 @@ _vendor/mathjax/tex-chtml.js:
 # (SIL Open Font License) itself, split by unicode-range so that a page loads only the pieces
 # its characters need. From the npm registry at build time, like MathJax.
 NOTO_SC_VERSION := 5.3.0
-_vendor/fonts/noto-sans-sc.css:
+_vendor/fonts/noto-sans-sc.css: tools/webfont_css.py
 	@command -v npm >/dev/null || { echo "$(NPM_MISSING)"; exit 1; }
 	rm -rf _build/npm-font _vendor/fonts && mkdir -p _build/npm-font _vendor/fonts/noto-sans-sc
 	cd _build/npm-font && npm install --silent --no-audit --no-fund --no-save \

@@ -229,7 +229,14 @@ def zh_config() -> Path:
     marker = "  config:\n"
     if marker not in text:
         raise SystemExit("_config.yml has no `sphinx: config:` section to add the language to")
-    text = text.replace(marker, marker + f"    language: {LANGUAGE}\n", 1)
+    chinese = {
+        "language": LANGUAGE,
+        # MyST-NB's buttons on folded code cells (their English is not a gettext message)
+        "nb_code_prompt_show": "显示代码单元格",
+        "nb_code_prompt_hide": "隐藏代码单元格",
+    }
+    settings = "".join(f'    {key}: "{value}"\n' for key, value in chinese.items())
+    text = text.replace(marker, marker + settings, 1)
     # local extensions are found relative to the config file, which lies in _build/ here
     text = text.replace(": _ext\n", f": {ROOT / '_ext'}\n")
     ZH_CONFIG.parent.mkdir(parents=True, exist_ok=True)
