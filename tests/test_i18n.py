@@ -110,12 +110,12 @@ def test_every_translated_page_has_a_current_translation_of_every_paragraph(temp
     until the Chinese is revised: `python tools/i18n.py update`, translate, commit both."""
     stale = {}
     for template in filter(started, templates):
+        page = str(template.relative_to(i18n.POT_DIR).with_suffix(""))
         merged = i18n.merge(
-            polib.pofile(str(template)), polib.pofile(str(i18n.catalog_for(template)))
+            polib.pofile(str(template)), polib.pofile(str(i18n.catalog_for(template))), page
         )
         c = i18n.counts(merged)
         if c["untranslated"] or c["fuzzy"]:
-            page = str(template.relative_to(i18n.POT_DIR).with_suffix(""))
             todo = [e.msgid[:60] for e in merged if not e.obsolete and (not e.msgstr or e.fuzzy)]
             stale[page] = (c, todo[:3])
     assert not stale, f"English without a current Chinese translation: {stale}"

@@ -63,10 +63,26 @@ def is_docstring(entry: polib.POEntry) -> bool:
 _SAME_IN_BOTH = re.compile(r"\{[a-z:]+\}`[^`]*`|\$\$.*?\$\$|\$[^$]*\$|``?[^`]*``?|https?://\S+")
 
 
-def needs_no_translation(msgid: str) -> bool:
+def glossary_terms() -> set[str]:
+    """The English and Chinese cells of the glossary's table: in the Chinese glossary the English
+    term is the thing glossed, so it stays as it is (the Chinese beside it is the translation)."""
+    path = ROOT / "book" / "glossary.md"
+    if not path.exists():
+        return set()
+    rows = [line.split("|")[1:3] for line in path.read_text(encoding="utf-8").splitlines()]
+    return {cell.strip() for row in rows if len(row) == 2 for cell in row}
+
+
+def needs_no_translation(msgid: str, page: str = "") -> bool:
     """A message with no English words once references, math and code are removed, such as
-    ``{doc}`01_sequences``` or ``$B$``: its translation is itself."""
-    return not re.search(r"[A-Za-z]{2,}", _SAME_IN_BOTH.sub(" ", msgid))
+    ``{doc}`01_sequences``` or ``$B$``, or Chinese with no English sentence in it (a quotation of
+    the notes), or a term of the glossary's table: its translation is itself."""
+    if page.endswith("glossary") and msgid in glossary_terms():
+        return True
+    rest = _SAME_IN_BOTH.sub(" ", msgid)
+    if re.search("[\u4e00-\u9fff]", rest):
+        return not re.search(r"[A-Za-z]{2,}(?:[ ,;:]+[A-Za-z'-]{2,}){3}", rest)
+    return not re.search(r"[A-Za-z]{2,}", rest)
 
 
 def pot() -> list[Path]:
@@ -87,7 +103,7 @@ def catalog_for(template: Path) -> Path:
     return LOCALE / template.relative_to(POT_DIR).with_suffix(".po")
 
 
-def merge(template: polib.POFile, catalog: polib.POFile) -> polib.POFile:
+def merge(template: polib.POFile, catalog: polib.POFile, page: str = "") -> polib.POFile:
     """``catalog`` brought up to ``template``'s messages, as ``msgmerge`` would."""
     old = {e.msgid: e for e in catalog if e.msgid and not e.obsolete}
     merged = polib.POFile(wrapwidth=0)
@@ -126,7 +142,7 @@ def merge(template: polib.POFile, catalog: polib.POFile) -> polib.POFile:
                 new.msgstr, new.flags = best.msgstr, ["fuzzy"]
                 new.previous_msgid = best.msgid
                 used.add(best.msgid)
-        if not new.msgstr and needs_no_translation(entry.msgid):
+        if not new.msgstr and needs_no_translation(entry.msgid, page):
             new.msgstr = entry.msgid
         merged.append(new)
     for msgid, entry in old.items():
@@ -140,7 +156,8 @@ def update() -> None:
     for template in pot():
         path = catalog_for(template)
         catalog = polib.pofile(str(path), wrapwidth=0) if path.exists() else polib.POFile()
-        merged = merge(polib.pofile(str(template), wrapwidth=0), catalog)
+        page = str(template.relative_to(POT_DIR).with_suffix(""))
+        merged = merge(polib.pofile(str(template), wrapwidth=0), catalog, page)
         path.parent.mkdir(parents=True, exist_ok=True)
         merged.save(str(path))
         print(f"{path.relative_to(ROOT)}: {counts(merged)}")
@@ -166,7 +183,7 @@ def stats(check: bool) -> int:
         if not path.exists():
             missing.append(page)
             continue
-        merged = merge(polib.pofile(str(template)), polib.pofile(str(path)))
+        merged = merge(polib.pofile(str(template)), polib.pofile(str(path)), page)
         c = counts(merged)
         print(f"{page}: {c['translated']} translated, {c['untranslated']} untranslated, "
               f"{c['fuzzy']} fuzzy")  # fmt: skip
