@@ -8,6 +8,8 @@ keyed by the English paragraphs that Sphinx's gettext builder extracts from the 
 
 from __future__ import annotations
 
+import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -141,3 +143,33 @@ def test_the_catalogs_are_what_the_tool_writes(tmp_path: Path) -> None:
         assert len(ids) == len(set(ids)), f"{path} has duplicate messages"
         po.save_as_mofile(str(tmp_path / "x.mo"))  # compiles, as Sphinx will compile it
         assert (tmp_path / "x.mo").stat().st_size > 0
+
+
+def test_the_chinese_notebooks_are_up_to_date_and_run_the_english_code() -> None:
+    """zh/book/*.ipynb, the notebooks the Chinese edition's Colab and download buttons open, are
+    what tools/i18n.py writes from the English notebooks and the catalogs; their code cells and
+    stored outputs are the English ones, so nbval's checks hold for them too."""
+    import nbformat
+
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "i18n.py"), "notebooks", "--check"],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    for english in sorted((ROOT / "book").glob("[0-9]*.ipynb")):
+        zh = nbformat.read(ROOT / "zh" / "book" / english.name, as_version=4)
+        en = nbformat.read(english, as_version=4)
+        assert [c.cell_type for c in zh.cells] == [c.cell_type for c in en.cells], english.name
+        for a, b in zip(zh.cells, en.cells, strict=True):
+            if a.cell_type == "code":
+                assert a.source == b.source and a.outputs == b.outputs, english.name
+
+
+def test_a_translated_notebook_has_its_prose_in_chinese() -> None:
+    """The page the preface links first, translated, comes out Chinese block by block."""
+    nb, done, missed = i18n.chinese_notebook(ROOT / "book" / "06_attention_scoring.ipynb")
+    assert done > 30 and not missed, missed[:3]
+    first = next(c for c in nb.cells if c.cell_type == "markdown")
+    assert first.source.startswith("# 6. "), first.source[:40]
+    assert re.search("[\u4e00-\u9fff]{10}", first.source)

@@ -4,6 +4,7 @@
     python tools/i18n.py update         # merge them into locale/zh_CN/LC_MESSAGES/book/*.po
     python tools/i18n.py stats [--check] # translated / untranslated / fuzzy, page by page
     python tools/i18n.py build          # the Chinese HTML edition into _build/html/zh/
+    python tools/i18n.py notebooks      # the runnable Chinese notebooks, zh/book/*.ipynb
     python tools/i18n.py todo book/01_sequences todo.json   # what is left to translate
     python tools/i18n.py apply todo.json                    # ... and back, once translated
 
@@ -36,6 +37,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import nbformat
 import polib
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -83,6 +85,94 @@ def needs_no_translation(msgid: str, page: str = "") -> bool:
     if re.search("[\u4e00-\u9fff]", rest):
         return not re.search(r"[A-Za-z]{2,}(?:[ ,;:]+[A-Za-z'-]{2,}){3}", rest)
     return not re.search(r"[A-Za-z]{2,}", rest)
+
+
+FENCE = re.compile(r"^(```+|:::+)")
+
+
+def norm(s: str) -> str:
+    """A message as gettext keys it: whitespace runs as one space."""
+    return re.sub(r"\s+", " ", s).strip()
+
+
+def translate_markdown(src: str, table: dict[str, str]) -> tuple[str, int, list[str]]:
+    """A Markdown cell with each block (heading, paragraph, list item, table cell, admonition
+    body) replaced by its translation: (new source, blocks translated, blocks left English)."""
+    out_blocks, done, missed = [], 0, []
+    for block in re.split(r"\n[ \t]*\n", src):
+        new, d, m = translate_block(block, table)
+        out_blocks.append(new)
+        done += d
+        missed += m
+    return "\n\n".join(out_blocks), done, missed
+
+
+def translate_block(block: str, table: dict[str, str]) -> tuple[str, int, list[str]]:
+    lines = block.split("\n")
+    head, tail = [], []
+    # fence/directive lines and their options stay as they are
+    while lines and (FENCE.match(lines[0].strip()) or re.match(r"^\([\w-]+\)=$", lines[0])):
+        head.append(lines.pop(0))
+        while lines and re.match(r"^:\w[\w-]*:", lines[0]):
+            head.append(lines.pop(0))
+    while lines and FENCE.match(lines[-1].strip()) and lines[-1].strip().strip("`:") == "":
+        tail.insert(0, lines.pop())
+    if not lines:
+        return block, 0, []
+    body = "\n".join(lines)
+    if body.lstrip().startswith("$$") or not re.search(r"[A-Za-z]", body):
+        return block, 0, []
+    done, missed = 0, []
+    # a heading
+    m = re.match(r"^(#{1,6}\s+)(.*)$", body)
+    if m and len(lines) == 1:
+        t = table.get(norm(m.group(2)))
+        res = m.group(1) + t if t else body
+        return "\n".join(head + [res] + tail), int(bool(t)), [] if t else [body]
+    # a table
+    if all(line.strip().startswith("|") for line in lines):
+        new_lines = []
+        for line in lines:
+            if re.match(r"^\|[\s\-:|]+\|$", line.strip()):
+                new_lines.append(line)
+                continue
+            cells = line.strip().strip("|").split("|")
+            nc = []
+            for c in cells:
+                key = norm(c)
+                t = table.get(key)
+                if t:
+                    done += 1
+                elif re.search(r"[A-Za-z]{2,}", key):
+                    missed.append(key)
+                nc.append(f" {t} " if t else c)
+            new_lines.append("|" + "|".join(nc) + "|")
+        return "\n".join(head + new_lines + tail), done, missed
+    # a list: items start with "* ", "- " or "1. "
+    item_re = re.compile(r"^(\s*)([*+-]|\d+[.)])\s+")
+    if item_re.match(lines[0]):
+        items, cur = [], None
+        for line in lines:
+            mm = item_re.match(line)
+            if mm:
+                cur = [mm.group(0), [line[mm.end() :]]]
+                items.append(cur)
+            else:
+                cur[1].append(line.strip())
+        res = []
+        for marker, parts in items:
+            key = norm(" ".join(parts))
+            t = table.get(key)
+            if t:
+                done += 1
+            else:
+                missed.append(key)
+            res.append(marker + (t if t else "\n".join(parts)))
+        return "\n".join(head + res + tail), done, missed
+    t = table.get(norm(body))
+    if t:
+        return "\n".join(head + [t] + tail), 1, []
+    return block, 0, [norm(body)]
 
 
 def pot() -> list[Path]:
@@ -161,6 +251,7 @@ def update() -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         merged.save(str(path))
         print(f"{path.relative_to(ROOT)}: {counts(merged)}")
+    notebooks(check=False)
 
 
 def counts(catalog: polib.POFile) -> dict[str, int]:
@@ -240,6 +331,48 @@ def apply(path: Path) -> None:
     print(f"{catalog_path.relative_to(ROOT)}: {done} translation(s) applied; {counts(catalog)}")
 
 
+ZH_NOTEBOOKS = ROOT / "zh" / "book"
+
+
+def chinese_notebook(page: Path) -> tuple[nbformat.NotebookNode, int, list[str]]:
+    """The notebook ``page`` with its Markdown in Chinese from the page's catalog; code cells and
+    outputs untouched (so nbval's checks hold for it as for the English one)."""
+    nb = nbformat.read(page, as_version=4)
+    po_path = LOCALE / "book" / f"{page.stem}.po"
+    table = {}
+    if po_path.exists():
+        table = {norm(e.msgid): e.msgstr for e in polib.pofile(str(po_path)) if e.msgstr
+                 and not e.obsolete and "fuzzy" not in e.flags}  # fmt: skip
+    done, missed = 0, []
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source, d, m = translate_markdown(cell.source, table)
+            done, missed = done + d, missed + m
+    nb.metadata["language"] = "zh-CN"
+    return nb, done, missed
+
+
+def notebooks(check: bool) -> int:
+    """Write (or with ``check``, compare) zh/book/*.ipynb, the runnable Chinese notebooks that
+    the Chinese edition's download and Colab buttons open."""
+    stale = []
+    for page in sorted((ROOT / "book").glob("[0-9]*.ipynb")):
+        nb, done, missed = chinese_notebook(page)
+        text = nbformat.writes(nb) + "\n"
+        target = ZH_NOTEBOOKS / page.name
+        if check:
+            if not target.exists() or target.read_text(encoding="utf-8") != text:
+                stale.append(target.relative_to(ROOT))
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        print(f"{target.relative_to(ROOT)}: {done} blocks in Chinese, {len(missed)} in English")
+    if stale:
+        print(f"out of date: {', '.join(map(str, stale))}; run `python tools/i18n.py notebooks`")
+        return 1
+    return 0
+
+
 def zh_config() -> Path:
     """The English _config.yml with the Chinese language set: one config, two builds."""
     text = (ROOT / "_config.yml").read_text(encoding="utf-8")
@@ -256,6 +389,8 @@ def zh_config() -> Path:
     text = text.replace(marker, marker + settings, 1)
     # local extensions are found relative to the config file, which lies in _build/ here
     text = text.replace(": _ext\n", f": {ROOT / '_ext'}\n")
+    # the Colab and download buttons open the Chinese notebooks, zh/book/*.ipynb
+    text = text.replace('  path_to_book: ""\n', "  path_to_book: zh\n")
     ZH_CONFIG.parent.mkdir(parents=True, exist_ok=True)
     ZH_CONFIG.write_text(text, encoding="utf-8")
     return ZH_CONFIG
@@ -286,6 +421,8 @@ def main() -> int:
     s = sub.add_parser("todo", help="a page's messages still to translate, as JSON")
     s.add_argument("page", help="e.g. book/06_attention_scoring")
     s.add_argument("out", type=Path)
+    s = sub.add_parser("notebooks", help="write the Chinese notebooks zh/book/*.ipynb")
+    s.add_argument("--check", action="store_true", help="fail if one is out of date")
     s = sub.add_parser("apply", help="put a translated todo file into its catalog")
     s.add_argument("file", type=Path)
     args = parser.parse_args()
@@ -302,6 +439,9 @@ def main() -> int:
         todo(args.page, args.out)
     elif args.command == "apply":
         apply(args.file)
+        return notebooks(check=False)
+    elif args.command == "notebooks":
+        return notebooks(args.check)
     return 0
 
 
