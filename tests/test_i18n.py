@@ -173,3 +173,49 @@ def test_a_translated_notebook_has_its_prose_in_chinese() -> None:
     first = next(c for c in nb.cells if c.cell_type == "markdown")
     assert first.source.startswith("# 6. "), first.source[:40]
     assert re.search("[\u4e00-\u9fff]{10}", first.source)
+
+
+# Variants that Chinese texts use for a concept the glossary names otherwise: the Chinese edition
+# uses the glossary's term (that of 《动手学深度学习》 where it has one), one term per concept.
+BANNED = {
+    "掩蔽": "掩码",
+    "令牌": "词元",
+    "注意力池化": "注意力汇聚",
+    "平均池化": "平均汇聚",
+    "集束搜索": "束搜索",
+    "残差链接": "残差连接",
+    "层规范化": "层归一化",
+    "批量归一化": "批归一化",
+    "批量规范化": "批归一化",
+    "隐藏状态": "隐状态",
+    "长短时记忆": "长短期记忆",
+    "过译": "过度翻译",
+    "漏译": "欠翻译",
+    "分解的时空注意力": "分离式时空注意力",
+}
+QUOTED = re.compile(r"“[^”]*”|「[^」]*」|\"[^\"]*\"")  # quotations of the notes stay as written
+
+
+def test_each_banned_variant_names_a_term_of_the_glossary() -> None:
+    chinese = "\n".join(
+        line.split("|")[2]
+        for line in (ROOT / "book" / "glossary.md").read_text(encoding="utf-8").splitlines()
+        if line.count("|") >= 4
+    )
+    missing = {v: s for v, s in BANNED.items() if s not in chinese}
+    assert not missing, f"the glossary no longer uses these standard terms: {missing}"
+
+
+def test_the_chinese_edition_uses_the_glossarys_terms() -> None:
+    found = []
+    for path in sorted(i18n.LOCALE.rglob("*.po")):
+        for entry in polib.pofile(str(path)):
+            if entry.obsolete or not entry.msgstr:
+                continue
+            text = QUOTED.sub(" ", entry.msgstr)
+            found += [
+                f"{path.stem}: {variant} (use {standard}) in {entry.msgstr[:50]!r}"
+                for variant, standard in BANNED.items()
+                if variant in text
+            ]
+    assert not found, found[:10]
