@@ -122,6 +122,24 @@ def translate_block(block: str, table: dict[str, str]) -> tuple[str, int, list[s
     body = "\n".join(lines)
     if body.lstrip().startswith("$$") or not re.search(r"[A-Za-z]", body):
         return block, 0, []
+    if all(line.startswith(">") for line in lines):  # a blockquote: its paragraphs, quoted
+        inner = "\n".join(line[1:].removeprefix(" ") for line in lines)
+        parts = [translate_block(p, table) for p in re.split(r"\n[ \t]*\n", inner)]
+        quoted = "\n>\n".join(
+            "\n".join(f"> {line}" if line else ">" for line in new.split("\n"))
+            for new, _, _ in parts
+        )
+        return (
+            "\n".join([*head, quoted, *tail]),
+            sum(d for _, d, _ in parts),
+            [m for _, _, ms in parts for m in ms],
+        )
+    item = re.compile(r"^(\s*)([*+-]|\d+[.)])\s+")
+    starts = [i for i, line in enumerate(lines) if i and item.match(line) and not line[0].isspace()]
+    if starts and not item.match(lines[0]):  # a paragraph, then a list, with no blank line
+        first, d1, m1 = translate_block("\n".join(lines[: starts[0]]), table)
+        rest, d2, m2 = translate_block("\n".join(lines[starts[0] :]), table)
+        return "\n".join([*head, first, rest, *tail]), d1 + d2, m1 + m2
     done, missed = 0, []
     # a heading
     m = re.match(r"^(#{1,6}\s+)(.*)$", body)
