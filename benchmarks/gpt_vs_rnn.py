@@ -16,13 +16,13 @@ All are scored on the same validation captions in bits per character (total nats
 its number of characters / ln 2), so models of subwords and of characters share one scale. Every
 model uses the same Adam learning rate, tuned for none of them. Chapter 18 loads the JSON.
 
-    python benchmarks/gpt_vs_rnn.py --seconds 36 --eval-every 12 --seeds 0 1 2 \\
+    python benchmarks/gpt_vs_rnn.py --seconds 20 --eval-every 10 --seeds 0 1 2 \\
         --json results/gpt/tokens_vs_architecture.json
 
-The seeds can also run as separate processes (``--seeds 0 --json seed0.json`` and so on, at the
-same time on a machine with cores to spare) and be merged into one record afterwards:
+Each model and seed can also run as a process of its own (``--models gpt-char --seeds 1 --json
+gpt-char_1.json`` and so on, side by side), and the records be merged into one afterwards:
 
-    python benchmarks/gpt_vs_rnn.py --merge seed0.json seed1.json seed2.json \\
+    python benchmarks/gpt_vs_rnn.py --merge gpt-subword_0.json ... rnn-char_2.json \\
         --json results/gpt/tokens_vs_architecture.json
 """
 
@@ -85,18 +85,24 @@ def build(name: str, vocab: int, args: argparse.Namespace) -> nn.Module:
 
 
 def merge(paths: list[str], out: str | None) -> dict:
-    """One record from the records of runs with the same settings and different seeds: their
-    runs together, each process's command and environment kept, CPU time summed, and the wall
-    time of the longest (they ran side by side)."""
+    """One record from records of the same settings that ran other seeds or other models (as
+    separate processes, side by side): their runs together, in the order of ``MODELS`` and of
+    the seeds, each process's command and environment kept, CPU time summed, and the wall time
+    of the longest."""
     parts = [json.loads(Path(p).read_text()) for p in paths]
     first = parts[0]
-    ignore = ("seeds", "json")
-    for part in parts[1:]:
-        mine = {k: v for k, v in part["settings"].items() if k not in ignore}
-        if mine != {k: v for k, v in first["settings"].items() if k not in ignore}:
-            raise SystemExit(f"{paths[0]} and the other records were made with other settings")
+    ignore = ("seeds", "models", "json")
+    common = {k: v for k, v in first["settings"].items() if k not in ignore}
+    for path, part in zip(paths, parts, strict=True):
+        if {k: v for k, v in part["settings"].items() if k not in ignore} != common:
+            raise SystemExit(f"{path} was made with other settings than {paths[0]}")
+    runs = sorted(
+        (run for part in parts for run in part["runs"]),
+        key=lambda r: (r["seed"], MODELS.index(r["model"])),
+    )
+    models = {name: info for part in parts for name, info in part["models"].items()}
     result = {
-        "command": " && ".join(part["command"] for part in parts),
+        "command": " & ".join(part["command"] for part in parts),
         "merged_from": [str(p) for p in paths],
         "environment": first["environment"],
         "environments": [part["environment"] for part in parts],
@@ -105,11 +111,12 @@ def merge(paths: list[str], out: str | None) -> dict:
         "val_captions": first["val_captions"],
         "val_characters": first["val_characters"],
         "settings": {
-            **first["settings"],
-            "seeds": [s for p in parts for s in p["settings"]["seeds"]],
+            **common,
+            "seeds": sorted({r["seed"] for r in runs}),
+            "models": [m for m in MODELS if m in models],
         },
-        "models": first["models"],
-        "runs": [run for part in parts for run in part["runs"]],
+        "models": {m: models[m] for m in MODELS if m in models},
+        "runs": runs,
     }
     write_json(out, result)
     return result
@@ -117,8 +124,8 @@ def merge(paths: list[str], out: str | None) -> dict:
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=36.0, help="CPU seconds per model")
-    parser.add_argument("--eval-every", type=float, default=12.0, help="CPU seconds")
+    parser.add_argument("--seconds", type=float, default=20.0, help="CPU seconds per model")
+    parser.add_argument("--eval-every", type=float, default=10.0, help="CPU seconds")
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--lr", type=float, default=3e-3, help="Adam, the same for every model")

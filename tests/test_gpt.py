@@ -326,10 +326,14 @@ def test_benchmark_script_runs_and_records(tmp_path) -> None:
         args = "--limit 200 --seconds 0.2 --eval-every 0.2 --vocab-size 200 --hidden-size 16"
         args += " --lstm-char-size 8 --lstm-subword-size 8 --d-model 16 --d-model-char 16"
         payload = script.main(f"{args} --layers 1 --seeds 0 1 --json {out}".split())
-        parts = []
-        for seed in (0, 1):
-            parts.append(tmp_path / f"seed{seed}.json")
-            script.main(f"{args} --layers 1 --seeds {seed} --json {parts[-1]}".split())
+        pieces = [  # the same runs as separate processes: seed 0 whole, seed 1 in two pieces
+            "--seeds 1 --models gpt-char rnn-char",
+            "--seeds 0",
+            "--seeds 1 --models gpt-subword lstm-subword lstm-char",
+        ]
+        parts = [tmp_path / f"part{i}.json" for i in range(len(pieces))]
+        for piece, part in zip(pieces, parts, strict=True):
+            script.main(f"{args} --layers 1 {piece} --json {part}".split())
         merged = script.main(["--merge", *map(str, parts), "--json", str(tmp_path / "all.json")])
     finally:
         sys.path.remove(benchmarks)
