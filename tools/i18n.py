@@ -58,7 +58,7 @@ def jupyter_book() -> str:
 def is_docstring(entry: polib.POEntry) -> bool:
     """A message that autodoc took from the package's code (stays English by rule)."""
     # "#: src/x.py:docstring of x.f:1" (polib splits the reference at its spaces)
-    return any(".py:docstring" in f"{path}:{line}" for path, line in entry.occurrences)
+    return any("docstring" in f"{path}:{line}" for path, line in entry.occurrences)
 
 
 # What is the same in both languages: cross-references, math, code, links.
@@ -97,14 +97,34 @@ def norm(s: str) -> str:
 
 def translate_markdown(src: str, table: dict[str, str]) -> tuple[str, int, list[str]]:
     """A Markdown cell with each block (heading, paragraph, list item, table cell, admonition
-    body) replaced by its translation: (new source, blocks translated, blocks left English)."""
-    out_blocks, done, missed = [], 0, []
-    for block in re.split(r"\n[ \t]*\n", src):
-        new, d, m = translate_block(block, table)
-        out_blocks.append(new)
-        done += d
-        missed += m
-    return "\n\n".join(out_blocks), done, missed
+    body) replaced by its translation: (new source, blocks translated, blocks left English).
+    Fenced code (```` ```bash ````, not a ```` ```{note} ```` directive) is kept as it is."""
+    pieces, text, code = [], [], None  # code: the lines of an open code fence
+    for line in src.split("\n"):
+        fence = re.match(r"^\s*(```+|~~~+)\s*([\w+-]*)\s*$", line)
+        if code is not None:
+            code.append(line)
+            if fence and not fence.group(2) and line.strip().startswith(code[0].strip()[:3]):
+                pieces.append(("code", "\n".join(code)))
+                code = None
+        elif fence and fence.group(2) != "" or fence and not re.search(r"\{", line):
+            pieces.append(("text", "\n".join(text)))
+            text, code = [], [line]
+        else:
+            text.append(line)
+    pieces.append(("text", "\n".join(text + (code or []))))
+    out, done, missed = [], 0, []
+    for kind, piece in pieces:
+        if kind == "code":
+            out.append(piece)
+            continue
+        blocks = []
+        for block in re.split(r"\n[ \t]*\n", piece):
+            new, d, m = translate_block(block, table)
+            blocks.append(new)
+            done, missed = done + d, missed + m
+        out.append("\n\n".join(blocks))
+    return "\n".join(out), done, missed
 
 
 def translate_block(block: str, table: dict[str, str]) -> tuple[str, int, list[str]]:
@@ -169,23 +189,24 @@ def translate_block(block: str, table: dict[str, str]) -> tuple[str, int, list[s
     # a list: items start with "* ", "- " or "1. "
     item_re = re.compile(r"^(\s*)([*+-]|\d+[.)])\s+")
     if item_re.match(lines[0]):
-        items, cur = [], None
+        items, cur = [], None  # [marker, the item's text lines, its lines as written]
         for line in lines:
             mm = item_re.match(line)
             if mm:
-                cur = [mm.group(0), [line[mm.end() :]]]
+                cur = [mm.group(0), [line[mm.end() :]], [line]]
                 items.append(cur)
             else:
                 cur[1].append(line.strip())
+                cur[2].append(line)
         res = []
-        for marker, parts in items:
+        for marker, parts, raw in items:
             key = norm(" ".join(parts))
             t = table.get(key)
             if t:
                 done += 1
-            else:
+            elif re.search(r"[A-Za-z]{2,}", key):
                 missed.append(key)
-            res.append(marker + (t if t else "\n".join(parts)))
+            res.append(marker + t if t else "\n".join(raw))
         return "\n".join(head + res + tail), done, missed
     t = table.get(norm(body))
     if t:
