@@ -88,7 +88,7 @@ CHECK_JS = """
   // a link's text is the title of the page it names, in that page's language
   clone.querySelectorAll('a.reference.internal, .headerlink').forEach(e => e.remove());
   const prose = [...clone.querySelectorAll('p, li, h1, h2, h3, td, th, dt, dd, figcaption')]
-    .filter(e => !e.closest('blockquote, .cell_output, .language-switch, .citation-list, .citation'))
+    .filter(e => !e.closest('blockquote, .cell_output, .language-switch, .citation-list, .citation, dl.py'))
     .map(e => e.innerText.replace(/[“"][^”"]*[”"]/g, ' ').trim())
     .filter(s => s.length > 0);
   return {
@@ -380,8 +380,13 @@ def test_chinese_page_loads_offline_in_chinese_and_links_its_english_twin(browse
 
 # A prose paragraph of the Chinese edition must hold Chinese. Excepted by rule, not by list:
 # code, math, code cells and outputs, figures, quotations of English sources (blockquotes and
-# text in quotation marks), and paragraphs with no run of four English words (names, numbers).
-ENGLISH_PROSE = re.compile(r"^(?!.*[\u4e00-\u9fff]).*\b[A-Za-z]{2,}(?:[ ,;:]+[A-Za-z'-]{2,}){3}")
+# text in quotation marks), bibliographic entries (bibliography, or a list entry that starts with
+# its authors' initials), the API reference's docstrings (the code's own documentation), and
+# paragraphs with no run of four English words (names, numbers).
+ENGLISH_PROSE = re.compile(
+    r"^(?![A-Z]\. [A-Z])"  # a reference list's entry ("P. Shaw, J. Uszkoreit, ...")
+    r"(?!.*[\u4e00-\u9fff]).*\b[A-Za-z]{2,}(?:[ ,;:]+[A-Za-z'-]{2,}){3}"
+)
 
 
 def translated(page: str) -> bool:

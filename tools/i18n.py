@@ -228,6 +228,15 @@ def pot() -> list[Path]:
     return templates
 
 
+def myst_safe(msgid: str, msgstr: str) -> str:
+    """A translation as MyST must read it when Sphinx parses it in place of the English: a title
+    "1. Sequences as data" translated "1. 作为数据的序列" would parse as a numbered list and be
+    dropped, so its number's period is escaped ("1\\. ..."), which renders as "1."."""
+    if re.match(r"^\d+\. ", msgid) and re.match(r"^\d+\. ", msgstr):
+        return re.sub(r"^(\d+)\. ", r"\1\\. ", msgstr)
+    return msgstr
+
+
 def catalog_for(template: Path) -> Path:
     return LOCALE / template.relative_to(POT_DIR).with_suffix(".po")
 
@@ -253,7 +262,7 @@ def merge(template: polib.POFile, catalog: polib.POFile, page: str = "") -> poli
         new = polib.POEntry(msgid=entry.msgid, occurrences=where)
         if entry.msgid in old:
             kept = old[entry.msgid]
-            new.msgstr, new.flags = kept.msgstr, list(kept.flags)
+            new.msgstr, new.flags = myst_safe(entry.msgid, kept.msgstr), list(kept.flags)
             new.previous_msgid = kept.previous_msgid
             new.tcomment = kept.tcomment
             used.add(entry.msgid)
@@ -362,7 +371,7 @@ def apply(path: Path) -> None:
         entry = by_id.get(item["msgid"])
         if entry is None or not item["msgstr"].strip():
             continue
-        entry.msgstr = item["msgstr"]
+        entry.msgstr = myst_safe(entry.msgid, item["msgstr"])
         entry.flags = [f for f in entry.flags if f != "fuzzy"]
         entry.previous_msgid = None
         done += 1
