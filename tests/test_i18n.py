@@ -171,7 +171,7 @@ def test_a_translated_notebook_has_its_prose_in_chinese() -> None:
     nb, done, missed = i18n.chinese_notebook(ROOT / "book" / "06_attention_scoring.ipynb")
     assert done > 30 and not missed, missed[:3]
     first = next(c for c in nb.cells if c.cell_type == "markdown")
-    assert first.source.startswith("# 6. "), first.source[:40]
+    assert re.match(r"# 6\\?\. ", first.source), first.source[:40]  # "6\." keeps it a title
     assert re.search("[\u4e00-\u9fff]{10}", first.source)
 
 
