@@ -395,3 +395,24 @@ def translated(page: str) -> bool:
 
     po = ROOT / "locale" / "zh_CN" / "LC_MESSAGES" / (page + ".po")
     return po.exists() and any(e.msgstr and e.msgstr != e.msgid for e in polib.pofile(str(po)))
+
+
+def test_the_web_font_covers_every_chinese_character_of_both_editions():
+    """Each CJK character of the Chinese catalogs and of the English pages (the notes' quotes,
+    the terms' Chinese names) lies in the unicode-range of one of the web font's faces."""
+    import polib
+
+    css = ROOT / "_vendor" / "fonts" / "noto-sans-sc.css"
+    assert css.exists(), "the book is not built: run `make book` first"
+    ranges = []
+    for found in re.findall(r"unicode-range:\s*([^;]+);", css.read_text(encoding="utf-8")):
+        for part in found.split(","):
+            lo, _, hi = part.strip().upper().removeprefix("U+").partition("-")
+            ranges.append((int(lo, 16), int(hi or lo, 16)))
+    text = "".join(p.read_text(encoding="utf-8") for p in (ROOT / "book").glob("*.md"))
+    for po in (ROOT / "locale").rglob("*.po"):
+        text += "".join(e.msgstr for e in polib.pofile(str(po)))
+    chars = set(re.findall("[\u4e00-\u9fff\u3000-\u303f\uff00-\uffef]", text))
+    missing = sorted(c for c in chars if not any(a <= ord(c) <= b for a, b in ranges))
+    assert len(chars) > 1000, len(chars)
+    assert not missing, f"{len(missing)} characters the web font does not cover: {missing[:40]}"
