@@ -437,6 +437,13 @@ def zh_config() -> Path:
     text = text.replace(marker, marker + settings, 1)
     # local extensions are found relative to the config file, which lies in _build/ here
     text = text.replace(": _ext\n", f": {ROOT / '_ext'}\n")
+    # the book's title (the navigation's header, the browser tab) from the preface's catalog
+    title = re.search(r'^title: "(.*)"$', text, flags=re.MULTILINE)
+    root = LOCALE / "book" / "intro.po"
+    if title and root.exists():
+        chinese_title = {e.msgid: e.msgstr for e in polib.pofile(str(root))}.get(title.group(1))
+        if chinese_title:
+            text = text.replace(title.group(0), f'title: "{chinese_title}"')
     # the Colab and download buttons open the Chinese notebooks, zh/book/*.ipynb
     text = text.replace('  path_to_book: ""\n', "  path_to_book: zh\n")
     ZH_CONFIG.parent.mkdir(parents=True, exist_ok=True)
