@@ -373,7 +373,7 @@ def test_chinese_page_loads_offline_in_chinese_and_links_its_english_twin(browse
     assert Path(unquote(urlparse(back["href"]).path)).resolve() == zh.resolve(), back["href"]
     if text:  # a translated page: its Chinese is drawn by the book's web font
         assert any(f.startswith("Noto Sans SC") for f in fonts), f"zh/{page}: {text!r}: {fonts}"
-    if translated(page):
+    if translated(page) and page != "book/api":  # the API page is the code's docstrings
         english_only = [p for p in info["prose"] if ENGLISH_PROSE.search(p)]
         assert not english_only, f"zh/{page}: prose with no Chinese in it: {english_only[:3]}"
 
