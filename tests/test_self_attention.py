@@ -166,15 +166,6 @@ def test_token_tagger_gives_equal_words_equal_logits():
     torch.testing.assert_close(logits[0, 1], logits[0, 3])
 
 
-@pytest.fixture
-def one_thread():
-    """Tiny models train faster on one thread (a second one only waits); restore afterwards."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def test_self_attention_tagger_learns_unseen_distances_and_window_does_not(one_thread):
     """The chapter's claim, small: trained on cue distances 1..4, tested on 5..7."""
     g = torch.Generator().manual_seed(1)

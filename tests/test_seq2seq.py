@@ -32,14 +32,7 @@ from transformer_tutorial.sequences import pad_sequences
 
 RNN_TYPES = ["gru", "lstm", "rnn"]
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """These models are tiny: one thread is faster than two that wait for each other."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 S = NUM_SPECIALS  # the first symbol's id

@@ -16,7 +16,7 @@ from pathlib import Path
 import polib
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 import i18n  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""Every entry of the catalogue of mistakes (tests/mistakes/) is caught and named, and every
+"""Every entry of the catalogue of mistakes (tests/check/mistakes/) is caught and named, and every
 correct implementation written differently passes."""
 
 from __future__ import annotations

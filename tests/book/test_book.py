@@ -14,7 +14,7 @@ import pytest
 import yaml
 from toc import toc_files
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BOOK = ROOT / "book"
 NOTEBOOKS = sorted(BOOK.glob("[0-9]*.ipynb"))
 

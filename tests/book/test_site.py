@@ -22,7 +22,7 @@ from urllib.parse import unquote, urlparse
 import pytest
 from toc import toc_files
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # A book built elsewhere (`jupyter-book build . --path-output DIR`) is tested with BOOK_BUILD=DIR/_build.
 BUILD = Path(os.environ.get("BOOK_BUILD", ROOT / "_build"))
 HTML = BUILD / "html"

@@ -7,7 +7,7 @@ Each module of this folder holds two lists:
 * ``CORRECT``: :class:`Correct` entries -- right implementations written differently from the
   book's (vectorised, by loops, through PyTorch's fused kernels), which every check must accept.
 
-``tests/test_catalogue.py`` runs every entry and asserts that each mistake is caught and named
+``tests/check/test_catalogue.py`` runs every entry and asserts that each mistake is caught and named
 and that each correct implementation passes.
 """
 

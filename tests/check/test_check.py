@@ -1,7 +1,7 @@
 """The checker's machinery is itself checked: what the reader sees (one printed verdict), where
 their code failed, what the check expected when it was handed the wrong kind of thing, results
 in other dtypes, and the checker's own errors told apart from the reader's. The mistakes each
-check names are in the catalogue, tests/mistakes/ (run by tests/test_catalogue.py)."""
+check names are in the catalogue, tests/check/mistakes/ (run by tests/check/test_catalogue.py)."""
 
 from __future__ import annotations
 
@@ -85,7 +85,7 @@ def test_code_that_raises_is_reported_with_its_file_and_line(capsys):
     line = line_of(broken, "raise IndexError")
     assert not verdict.ok
     assert verdict.message == (
-        f"your code raised IndexError at `tests/test_check.py:{line}` "
+        f"your code raised IndexError at `tests/check/test_check.py:{line}` "
         '(`raise IndexError("dimension out of range")`): dimension out of range'
     ), verdict.message
 
@@ -109,7 +109,7 @@ def test_the_place_is_the_readers_last_frame_not_pytorchs(capsys):
 
     verdict = verdict_of(check.check_attention, my_attention, capsys)
     line = line_of(my_attention, "scores = q @ k")
-    assert f"RuntimeError at `tests/test_check.py:{line}` (`scores = q @ k" in verdict.message
+    assert f"RuntimeError at `tests/check/test_check.py:{line}` (`scores = q @ k" in verdict.message
 
 
 def test_a_notebook_cell_is_named_as_a_cell(capsys):
@@ -132,7 +132,7 @@ def test_float32_tensors_in_float64_code_get_a_hint(capsys):
             return self.linear2(h)
 
     verdict = verdict_of(check.check_feed_forward, MixesDtypes, capsys)
-    assert "RuntimeError at `tests/test_check.py:" in verdict.message, verdict.message
+    assert "RuntimeError at `tests/check/test_check.py:" in verdict.message, verdict.message
     assert "the check calls your code with float64 tensors" in verdict.message
 
 
@@ -171,7 +171,7 @@ def test_the_reader_calling_the_books_code_wrongly_is_the_readers_error(capsys):
 
     verdict = verdict_of(check.check_attention, my_attention, capsys)
     line = line_of(my_attention, "return attention(")
-    assert f"your code raised ValueError at `tests/test_check.py:{line}`" in verdict.message
+    assert f"your code raised ValueError at `tests/check/test_check.py:{line}`" in verdict.message
 
 
 # --- the wrong kind of thing -----------------------------------------------------------------------
@@ -262,7 +262,7 @@ def test_tolerance_follows_the_coarser_dtype():
 
 
 # The mistakes of greedy search, beam search and the key/value cache are in
-# tests/mistakes/decoding.py. The beam search check names a mistake by the search that gives the
+# tests/check/mistakes/decoding.py. The beam search check names a mistake by the search that gives the
 # reader's outputs: without a mistake it is the book's search, and no two mistakes look alike.
 
 

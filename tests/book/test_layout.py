@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "src" / "transformer_tutorial"
 # Hand-written support modules at the top level (``check`` is a package, one module per family).
 SUPPORT = {
