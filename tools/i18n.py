@@ -87,6 +87,52 @@ def needs_no_translation(msgid: str, page: str = "") -> bool:
     return not re.search(r"[A-Za-z]{2,}", rest)
 
 
+# A chapter named inside a Chinese sentence: ``{doc}`07_bahdanau``` alone would render the page's
+# numbered title ("7. Bahdanau 注意力：……") in the middle of the sentence, so a Chinese message
+# gives the link its own text, ``{doc}`第 7 章 <07_bahdanau>```. A message that is nothing but
+# references (a table's column of chapters) keeps the titles, as a list of contents does.
+CHAPTER_REF = re.compile(r"\{doc\}`(?:([^`<]*?)\s*<)?(\d\d_[0-9a-z_]+)>?`")
+
+
+def reference_label(target: str) -> str:
+    """The link text of a page named in a Chinese sentence: 第 7 章, 第 7 章参考答案 (its
+    solutions), or 附录「title」 for an appendix page (its Chinese title, from its catalog)."""
+    number, rest = int(target[:2]), target[3:]
+    if rest.endswith("solutions"):
+        return f"第 {number} 章参考答案"
+    if (ROOT / "book" / f"{target}.ipynb").exists() and f"book/{target}" not in _chapters():
+        po = LOCALE / "book" / f"{target}.po"
+        title = next(e.msgstr for e in polib.pofile(str(po)) if not e.obsolete)
+        return f"附录「{title}」"
+    return f"第 {number} 章"
+
+
+def _chapters() -> set[str]:
+    """The pages that the table of contents lists as chapters (not as their sections)."""
+    import yaml
+
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    files = [c["file"] for part in toc.get("parts", []) for c in part.get("chapters", [])]
+    return {f.rsplit(".", 1)[0] for f in files}
+
+
+def chapter_reference_problems(msgstr: str) -> list[str]:
+    """What is wrong with the chapter references of a Chinese message (empty when nothing)."""
+    refs = list(CHAPTER_REF.finditer(msgstr))
+    if not refs or not CHAPTER_REF.sub("", msgstr).strip(" ,，、;；"):
+        return []  # no reference, or only references (a column of titles)
+    problems = []
+    for m in refs:
+        text, target = m.group(1), m.group(2)
+        expected = reference_label(target)
+        if text is None:
+            problems.append(f"{m.group(0)} renders its English-numbered title in a sentence: "
+                            f"write {{doc}}`{expected} <{target}>`")  # fmt: skip
+        elif text != expected:
+            problems.append(f"{m.group(0)}: the link text for {target} is {expected!r}")
+    return problems
+
+
 FENCE = re.compile(r"^(```+|:::+)")
 
 

@@ -230,3 +230,35 @@ def test_with_no_translation_a_notebook_comes_back_as_written() -> None:
         for cell in nbformat.read(page, as_version=4).cells:
             if cell.cell_type == "markdown":
                 assert i18n.translate_markdown(cell.source, {})[0] == cell.source, page.name
+
+
+def test_a_chapter_named_in_a_chinese_sentence_reads_as_chinese() -> None:
+    """``在第 {doc}`07_bahdanau` 章中`` renders as "在第 7. Bahdanau 注意力：…… 章中": a bare
+    reference shows the page's numbered title. Inside a sentence a Chinese message names the page
+    as Chinese does, ``{doc}`第 7 章 <07_bahdanau>``` (solutions: 第 7 章参考答案; an appendix page:
+    附录「its title」), one wording everywhere. The rendered pages are checked in test_site.py."""
+    found = []
+    for path in sorted(i18n.LOCALE.rglob("*.po")):
+        for entry in polib.pofile(str(path)):
+            if not entry.obsolete and entry.msgstr:
+                found += [
+                    f"{path.stem}: {p}" for p in i18n.chapter_reference_problems(entry.msgstr)
+                ]
+    assert not found, f"{len(found)} chapter reference(s): {found[:5]}"
+
+
+@pytest.mark.parametrize(
+    ("msgstr", "ok"),
+    [
+        ("在第 {doc}`07_bahdanau` 章中", False),
+        ("{doc}`13_transformer` 的 `EncoderLayer`", False),
+        ("在{doc}`第 7 章 <07_bahdanau>`中", True),
+        ("在{doc}`第 8 章 <07_bahdanau>`中", False),  # the number must be the page's
+        ("见{doc}`第 16 章参考答案 <16_translator_solutions>`中的练习 1", True),
+        ("见{doc}`第 16 章 <16_translator_solutions>`", False),
+        ("{doc}`16_recorded_runs`检验了", False),
+        ("{doc}`04_seq2seq`, {doc}`13_transformer`", True),  # a table cell of titles
+    ],
+)
+def test_the_chapter_reference_rule(msgstr: str, ok: bool) -> None:
+    assert (not i18n.chapter_reference_problems(msgstr)) is ok
