@@ -14,6 +14,7 @@ import torch
 
 from transformer_tutorial import check
 from transformer_tutorial.attention import attention, masked_softmax
+from transformer_tutorial.check import engine, tensors
 from transformer_tutorial.check import verdict as machinery
 from transformer_tutorial.feedforward import PositionwiseFeedForward
 
@@ -156,7 +157,7 @@ def checker_code(source: str):
     ids=["raised-by-the-checker", "raised-by-pytorch-for-the-checker"],
 )
 def test_an_error_in_the_checker_is_not_blamed_on_the_reader(source, capsys):
-    verdict = machinery._run("block", checker_code(source))
+    verdict = engine.judge(engine.Call("block", "fn()"), checker_code(source))
     assert capsys.readouterr().out.strip() == str(verdict)
     assert not verdict.ok
     assert verdict.message.startswith("this is a bug in the checker, not in your code; please "
@@ -253,12 +254,12 @@ def test_a_float32_result_still_has_its_mistake_named(capsys):
 
 def test_tolerance_follows_the_coarser_dtype():
     a = torch.tensor([1.0], dtype=torch.float64)
-    assert not machinery._close(a, a + 1e-4)  # float64 is held to 1e-5 by default
-    assert not machinery._close(a, a + 1e-8, tol=1e-10)  # or what a check asks
-    assert machinery._close(a.float(), a + 1e-5, tol=1e-10)  # float32 to 1e-4 at least
-    assert not machinery._close(a.float(), a + 1e-3)
-    assert machinery._close(a.bfloat16(), a + 1e-2)
-    assert not machinery._close(a, torch.ones(2, dtype=torch.float64))  # shapes differ
+    assert not tensors.close(a, a + 1e-4)  # float64 is held to 1e-5 by default
+    assert not tensors.close(a, a + 1e-8, tol=1e-10)  # or what a check asks
+    assert tensors.close(a.float(), a + 1e-5, tol=1e-10)  # float32 to 1e-4 at least
+    assert not tensors.close(a.float(), a + 1e-3)
+    assert tensors.close(a.bfloat16(), a + 1e-2)
+    assert not tensors.close(a, torch.ones(2, dtype=torch.float64))  # shapes differ
 
 
 # The mistakes of greedy search, beam search and the key/value cache are in

@@ -128,7 +128,7 @@ from .layers import (
     check_sinusoidal_encoding,
 )
 from .recurrent import check_lstm_cell, check_rnn_cell
-from .verdict import POLARITY, Verdict, Wrong, wrap_verdict
+from .verdict import POLARITY, Verdict, Wrong, set_language, wrap_verdict
 
 # isort: split
 # The checks of later chapters: one line per family module (keep the lines sorted).
@@ -149,6 +149,7 @@ __all__ = [
     "Verdict",
     "Wrong",
     "wrap_verdict",
+    "set_language",
     "check_additive_attention",
     "check_attention",
     "check_beam_search",

@@ -11,20 +11,9 @@ from torch import Tensor
 
 from ..attention import AdditiveAttention, attention, masked_softmax
 from ..multihead import MultiHeadAttention
-from .verdict import (
-    POLARITY,
-    Verdict,
-    Wrong,
-    _backward,
-    _close,
-    _expect_class,
-    _expect_function,
-    _random,
-    _run,
-    _tensor,
-    _tolerance,
-    _with_weights_of,
-)
+from .engine import check
+from .tensors import backward, close, expect_tensor, randn, tolerance, with_weights_of
+from .verdict import POLARITY, Verdict, Wrong
 
 # --- masked softmax ---------------------------------------------------------------------------
 
@@ -53,30 +42,30 @@ def _softmax_diagnosis(weights: Tensor, scores: Tensor, mask: Tensor | None) -> 
         return NAN_ROWS
     if mask is not None:
         big = torch.softmax(scores.masked_fill(~mask, -1e9), dim=-1)
-        if _fully_masked(mask, scores.shape).any() and _close(weights, big):
+        if _fully_masked(mask, scores.shape).any() and close(weights, big):
             return UNIFORM_ROWS
-        if _close(weights, masked_softmax(scores, ~mask)):
+        if close(weights, masked_softmax(scores, ~mask)):
             return f"mask polarity: you masked the keys that may be seen -- {POLARITY}."
-        if _close(weights, torch.softmax(scores, dim=-1)):
+        if close(weights, torch.softmax(scores, dim=-1)):
             return "the mask is not used: masked keys get weight above 0 (fill their scores " \
                 "with -inf before the softmax)."  # fmt: skip
-        if _close(weights, torch.softmax(scores, dim=-1) * mask):
+        if close(weights, torch.softmax(scores, dim=-1) * mask):
             return ("you zero the masked weights after the softmax, so the rows no longer sum to 1: "
                     "fill the masked scores with -inf before the softmax.")  # fmt: skip
-        if _close(weights, torch.softmax(scores * mask, dim=-1)):
+        if close(weights, torch.softmax(scores * mask, dim=-1)):
             return ("you multiply the scores by the mask: a masked score becomes 0, not -inf, and "
                     "still gets weight. Fill the masked scores with -inf.")  # fmt: skip
         if (weights[~mask.expand_as(weights)].abs() > 1e-9).any():
             return "masked keys get weight above 0: fill their scores with -inf before softmax."
     for axis in range(scores.dim() - 1):
-        if _close(weights, masked_softmax(scores.transpose(axis, -1), None).transpose(axis, -1)):
+        if close(weights, masked_softmax(scores.transpose(axis, -1), None).transpose(axis, -1)):
             return (
                 f"your weights sum to 1 over axis {axis - scores.dim()}, not over the keys (the "
                 "last axis) -- did you take the softmax over the wrong axis?"
             )
         if mask is not None:
             filled = scores.masked_fill(~mask, -math.inf)
-            if _close(weights, torch.softmax(filled, dim=axis).nan_to_num()):
+            if close(weights, torch.softmax(filled, dim=axis).nan_to_num()):
                 return (
                     f"your weights sum to 1 over axis {axis - scores.dim()}, not over the keys "
                     "(the last axis) -- did you take the softmax over the wrong axis?"
@@ -84,38 +73,34 @@ def _softmax_diagnosis(weights: Tensor, scores: Tensor, mask: Tensor | None) -> 
     return "the weights differ from softmax over the keys."
 
 
+@check("masked softmax", call="fn(scores, mask)")
 def check_masked_softmax(fn: Callable[[Tensor, Tensor | None], Tensor]) -> Verdict:
     """``fn(scores, mask)``: softmax over the last axis, masked keys exactly 0, a fully masked
     row all zeros (its gradient too, never NaN); ``mask`` is boolean, True = may attend,
     broadcastable to ``scores``, or None."""
-
-    def probes() -> str:
-        _expect_function(fn, "fn(scores, mask)")
-        scores = _random(2, 3, 4, 5)  # (B, H, T_q, T_k)
-        mask = _random(2, 1, 4, 5, seed=1) > -0.3  # (B, 1, T_q, T_k), True = may attend
-        mask[0, 0, 1] = False  # query 1 of sequence 0 sees no key at all
-        for m in (None, mask):
-            expected = masked_softmax(scores, m)
-            got = _tensor(fn(scores.clone(), m), "the weights", scores.shape)
-            if not _close(got, expected, 1e-8):
-                raise Wrong(_softmax_diagnosis(got, scores, m) + f" (scores {tuple(scores.shape)})")
-        # gradients, including through the fully masked row
-        x = scores.clone().requires_grad_()
-        got = fn(x, mask)
-        if not got.requires_grad:
-            raise Wrong("no gradient reaches the scores: did you detach() them or the weights?")
-        got.mul(_random(*scores.shape, seed=2)).sum().backward()
-        y = scores.clone().requires_grad_()
-        masked_softmax(y, mask).mul(_random(*scores.shape, seed=2)).sum().backward()
-        if x.grad is None:
-            raise Wrong("no gradient reaches the scores: did you detach() them or the weights?")
-        if torch.isnan(x.grad).any():
-            raise Wrong("the gradient has NaN: a fully masked row must not reach softmax as -inf.")
-        if not _close(x.grad, y.grad, _tolerance(got)):  # as precise as the reader's dtype
-            raise Wrong("the values are right but the gradients differ from the reference.")
-        return "values, gradients, every mask and a fully masked row are right."
-
-    return _run("masked softmax", probes)
+    scores = randn(2, 3, 4, 5)  # (B, H, T_q, T_k)
+    mask = randn(2, 1, 4, 5, seed=1) > -0.3  # (B, 1, T_q, T_k), True = may attend
+    mask[0, 0, 1] = False  # query 1 of sequence 0 sees no key at all
+    for m in (None, mask):
+        expected = masked_softmax(scores, m)
+        got = expect_tensor(fn(scores.clone(), m), "the weights", scores.shape)
+        if not close(got, expected, 1e-8):
+            raise Wrong(_softmax_diagnosis(got, scores, m) + f" (scores {tuple(scores.shape)})")
+    # gradients, including through the fully masked row
+    x = scores.clone().requires_grad_()
+    got = fn(x, mask)
+    if not got.requires_grad:
+        raise Wrong("no gradient reaches the scores: did you detach() them or the weights?")
+    got.mul(randn(*scores.shape, seed=2)).sum().backward()
+    y = scores.clone().requires_grad_()
+    masked_softmax(y, mask).mul(randn(*scores.shape, seed=2)).sum().backward()
+    if x.grad is None:
+        raise Wrong("no gradient reaches the scores: did you detach() them or the weights?")
+    if torch.isnan(x.grad).any():
+        raise Wrong("the gradient has NaN: a fully masked row must not reach softmax as -inf.")
+    if not close(x.grad, y.grad, tolerance(got)):  # as precise as the reader's dtype
+        raise Wrong("the values are right but the gradients differ from the reference.")
+    return "values, gradients, every mask and a fully masked row are right."
 
 
 # --- scaled dot-product attention ------------------------------------------------------------
@@ -143,71 +128,65 @@ def _scale_diagnosis(fn_out: Tensor, fn_w: Tensor, q, k, v, mask, dk: int, dv: i
     }
     for scale, words in scales.items():
         out, weights = attention(q, k, v, mask=mask, scale=scale)
-        if _close(fn_w, weights) or _close(fn_out, out):
+        if close(fn_w, weights) or close(fn_out, out):
             return words
     weights = masked_softmax(q @ k.transpose(-2, -1), mask) / math.sqrt(dk)
-    if _close(fn_w, weights):
+    if close(fn_w, weights):
         return ("you divide the weights by sqrt(d_k) after the softmax, so rows no longer sum to "
                 "1: divide the scores, before the softmax.")  # fmt: skip
     return None
 
 
+@check("scaled dot-product attention", call="fn(q, k, v, mask=None)")
 def check_attention(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
     """``fn(q, k, v, mask=None) -> (out, weights)``: ``softmax(q k^T / sqrt(d_k)) v`` with the
     mask of ``check_masked_softmax`` (a query that may see no key gets zero weights and a zero
     output); q ``(..., T_q, d_k)``, k ``(..., T_k, d_k)``, v ``(..., T_k, d_v)`` with d_k !=
     d_v; out ``(..., T_q, d_v)``, weights ``(..., T_q, T_k)``; values and gradients."""
-
-    def probes() -> str:
-        _expect_function(fn, "fn(q, k, v, mask=None)")
-        B, H, Tq, Tk, dk, dv = 2, 2, 3, 4, 8, 5
-        q, k, v = (
-            _random(B, H, Tq, dk),
-            _random(B, H, Tk, dk, seed=1),
-            _random(B, H, Tk, dv, seed=2),
-        )
-        mask = _attention_mask(B, Tq, Tk)
-        for m in (None, mask):
-            expected, expected_w = attention(q, k, v, mask=m)
-            result = fn(q, k, v, mask=m)
-            if not (isinstance(result, tuple) and len(result) == 2):
-                raise Wrong("return a pair (out, weights), as the book's attention does.")
-            shapes = tuple(tuple(getattr(r, "shape", ())) for r in result)
-            if shapes == (tuple(expected_w.shape), tuple(expected.shape)):
-                raise Wrong(
-                    "you return (weights, out); the book's attention returns (out, weights)."
-                )
-            weights_shape = tuple(expected_w.shape)
-            if shapes[1] == (*weights_shape[:-2], Tk, Tq):
-                raise Wrong(f"your weights are (T_k, T_q) = ({Tk}, {Tq}) per head: the scores are "
-                            "q @ k^T, one row per query, not k @ q^T.")  # fmt: skip
-            out = _tensor(result[0], "out", expected.shape)
-            weights = _tensor(result[1], "weights", expected_w.shape)
-            if _close(weights, expected_w) and _close(out, expected):
-                continue
-            named = _scale_diagnosis(out, weights, q, k, v, m, dk, dv)
-            if named:
-                raise Wrong(named)
-            if _close(weights, expected_w):
-                raise Wrong("the weights are right but out is not: out = weights @ v.")
-            raise Wrong(_softmax_diagnosis(weights, q @ k.transpose(-2, -1) / math.sqrt(dk), m))
-        qs = [t.clone().requires_grad_() for t in (q, k, v)]
-        rs = [t.clone().requires_grad_() for t in (q, k, v)]
-        out = fn(*qs, mask=mask)[0]
-        _backward(out.sum(), "out")
-        attention(*rs, mask=mask)[0].sum().backward()
-        for name, a, b in zip("qkv", qs, rs, strict=True):
-            if a.grad is not None and torch.isnan(a.grad).any():
-                raise Wrong(f"the gradient with respect to {name} has NaN: a query that sees no "
-                            "key must not reach softmax as a row of -inf.")  # fmt: skip
-            if a.grad is None:
-                raise Wrong(f"no gradient reaches {name}: did you detach() something?")
-            if not _close(a.grad, b.grad, _tolerance(out)):
-                raise Wrong(f"the gradient with respect to {name} differs from the reference.")
-        return ("values, weights, gradients, with and without a padding mask and with a query "
-                "that sees no key, are right.")  # fmt: skip
-
-    return _run("scaled dot-product attention", probes)
+    B, H, Tq, Tk, dk, dv = 2, 2, 3, 4, 8, 5
+    q, k, v = (
+        randn(B, H, Tq, dk),
+        randn(B, H, Tk, dk, seed=1),
+        randn(B, H, Tk, dv, seed=2),
+    )
+    mask = _attention_mask(B, Tq, Tk)
+    for m in (None, mask):
+        expected, expected_w = attention(q, k, v, mask=m)
+        result = fn(q, k, v, mask=m)
+        if not (isinstance(result, tuple) and len(result) == 2):
+            raise Wrong("return a pair (out, weights), as the book's attention does.")
+        shapes = tuple(tuple(getattr(r, "shape", ())) for r in result)
+        if shapes == (tuple(expected_w.shape), tuple(expected.shape)):
+            raise Wrong("you return (weights, out); the book's attention returns (out, weights).")
+        weights_shape = tuple(expected_w.shape)
+        if shapes[1] == (*weights_shape[:-2], Tk, Tq):
+            raise Wrong(f"your weights are (T_k, T_q) = ({Tk}, {Tq}) per head: the scores are "
+                        "q @ k^T, one row per query, not k @ q^T.")  # fmt: skip
+        out = expect_tensor(result[0], "out", expected.shape)
+        weights = expect_tensor(result[1], "weights", expected_w.shape)
+        if close(weights, expected_w) and close(out, expected):
+            continue
+        named = _scale_diagnosis(out, weights, q, k, v, m, dk, dv)
+        if named:
+            raise Wrong(named)
+        if close(weights, expected_w):
+            raise Wrong("the weights are right but out is not: out = weights @ v.")
+        raise Wrong(_softmax_diagnosis(weights, q @ k.transpose(-2, -1) / math.sqrt(dk), m))
+    qs = [t.clone().requires_grad_() for t in (q, k, v)]
+    rs = [t.clone().requires_grad_() for t in (q, k, v)]
+    out = fn(*qs, mask=mask)[0]
+    backward(out.sum(), "out")
+    attention(*rs, mask=mask)[0].sum().backward()
+    for name, a, b in zip("qkv", qs, rs, strict=True):
+        if a.grad is not None and torch.isnan(a.grad).any():
+            raise Wrong(f"the gradient with respect to {name} has NaN: a query that sees no "
+                        "key must not reach softmax as a row of -inf.")  # fmt: skip
+        if a.grad is None:
+            raise Wrong(f"no gradient reaches {name}: did you detach() something?")
+        if not close(a.grad, b.grad, tolerance(out)):
+            raise Wrong(f"the gradient with respect to {name} differs from the reference.")
+    return ("values, weights, gradients, with and without a padding mask and with a query "
+            "that sees no key, are right.")  # fmt: skip
 
 
 # --- multi-head attention ---------------------------------------------------------------------
@@ -285,47 +264,47 @@ def _multihead_diagnosis(mine, reference, H, D, out, q, k, v, m) -> str:
     if m is not None:
         others[UNIFORM_ROWS[:-1]] = {"fill": -1e9}
     for words, variant in {**layouts, **others}.items():
-        if _close(out, _multihead_variant(mine, H, q, k, v, m, **variant)[0]):
+        if close(out, _multihead_variant(mine, H, q, k, v, m, **variant)[0]):
             return words + "."
-    if m is not None and _close(out, reference(q, k, v, mask=~m)[0]):
+    if m is not None and close(out, reference(q, k, v, mask=~m)[0]):
         return f"mask polarity: {POLARITY}."
-    if m is not None and _close(out, reference(q, k, v)[0]):
+    if m is not None and close(out, reference(q, k, v)[0]):
         return "the mask is not used: padding keys must get weight 0."
     return (f"out differs from the reference (D = {D}, H = {H}, q {tuple(q.shape)}, k and v "
             f"{tuple(k.shape)}).")  # fmt: skip
 
 
+@check(
+    "multi-head attention", build="cls(d_model, num_heads)", call="m(query, key, value, mask=None)"
+)
 def check_multihead(cls: type) -> Verdict:
     """``cls(d_model, num_heads)``: projections ``q_proj, k_proj, v_proj, out_proj``; H heads of
     Dh = D / H dimensions each attend with the scale 1/sqrt(Dh), are concatenated in order and
     mixed by ``out_proj``; ``m(query, key, value, mask=None)`` with a padding mask ``(B, 1, 1,
     T_k)`` and a mask ``(B, 1, T_q, T_k)`` where a query sees no key (its heads output zeros)."""
-
-    def probes() -> str:
-        _expect_class(cls, "cls(d_model, num_heads)", "m(query, key, value, mask=None)")
-        D, H, B, Tq, Tk = 16, 4, 2, 3, 5
-        torch.manual_seed(0)
-        mine = cls(D, H)
-        _with_weights_of(mine, MultiHeadAttention(D, H), ("q_proj", "k_proj", "v_proj", "out_proj"))
-        mine = mine.double()
-        reference = MultiHeadAttention(D, H).double()
-        _with_weights_of(mine, reference, ("q_proj", "k_proj", "v_proj", "out_proj"))
-        q, k, v = _random(B, Tq, D), _random(B, Tk, D, seed=1), _random(B, Tk, D, seed=2)
-        padding = torch.ones(B, 1, 1, Tk, dtype=torch.bool)
-        padding[1, ..., 3:] = False  # two padding keys in sequence 1
-        blind = padding.expand(B, 1, Tq, Tk).clone()
-        blind[0, :, 1] = False  # query 1 of sequence 0 sees no key
-        with torch.no_grad():
-            for m in (None, padding, blind):
-                result = mine(q, k, v, mask=m)
-                out = _tensor(result[0] if isinstance(result, tuple) else result, "out", (B, Tq, D))
-                expected, _ = reference(q, k, v, mask=m)
-                if not _close(out, expected):
-                    raise Wrong(_multihead_diagnosis(mine, reference, H, D, out, q, k, v, m))
-        return ("heads, scale, concatenation, output projection, the padding mask and a query "
-                "that sees no key are right.")  # fmt: skip
-
-    return _run("multi-head attention", probes)
+    D, H, B, Tq, Tk = 16, 4, 2, 3, 5
+    torch.manual_seed(0)
+    mine = cls(D, H)
+    with_weights_of(mine, MultiHeadAttention(D, H), ("q_proj", "k_proj", "v_proj", "out_proj"))
+    mine = mine.double()
+    reference = MultiHeadAttention(D, H).double()
+    with_weights_of(mine, reference, ("q_proj", "k_proj", "v_proj", "out_proj"))
+    q, k, v = randn(B, Tq, D), randn(B, Tk, D, seed=1), randn(B, Tk, D, seed=2)
+    padding = torch.ones(B, 1, 1, Tk, dtype=torch.bool)
+    padding[1, ..., 3:] = False  # two padding keys in sequence 1
+    blind = padding.expand(B, 1, Tq, Tk).clone()
+    blind[0, :, 1] = False  # query 1 of sequence 0 sees no key
+    with torch.no_grad():
+        for m in (None, padding, blind):
+            result = mine(q, k, v, mask=m)
+            out = expect_tensor(
+                result[0] if isinstance(result, tuple) else result, "out", (B, Tq, D)
+            )
+            expected, _ = reference(q, k, v, mask=m)
+            if not close(out, expected):
+                raise Wrong(_multihead_diagnosis(mine, reference, H, D, out, q, k, v, m))
+    return ("heads, scale, concatenation, output projection, the padding mask and a query "
+            "that sees no key are right.")  # fmt: skip
 
 
 # --- additive attention ---------------------------------------------------------------------------
@@ -348,55 +327,51 @@ _SCORES = {  # score functions a reader may write instead of w_v . tanh(W_q q + 
 }
 
 
+@check("additive attention", build="cls(query_dim, key_dim, hidden_dim)",
+       call="m(queries, keys, values, mask=None)")  # fmt: skip
 def check_additive_attention(cls: type) -> Verdict:
     """``cls(query_dim, key_dim, hidden_dim)``: score = ``w_v . tanh(W_q q + W_k k)``, then the
     masked softmax over the keys (a padding mask ``(B, 1, T_k)``, and a mask ``(B, T_q, T_k)``
     where a query sees no key: zero weights) and the weighted sum of the values; called as
     ``m(queries, keys, values, mask=None) -> (out, weights)``."""
-
-    def probes() -> str:
-        _expect_class(cls, "cls(query_dim, key_dim, hidden_dim)",
-                      "m(queries, keys, values, mask=None)")  # fmt: skip
-        Dq, Dk, Hd, Dv, B, Tq, Tk = 3, 4, 6, 5, 2, 2, 4
-        torch.manual_seed(0)
-        mine = cls(Dq, Dk, Hd)
-        _with_weights_of(mine, AdditiveAttention(Dq, Dk, Hd), ("W_q", "W_k", "w_v"))
-        mine = mine.double().eval()
-        reference = AdditiveAttention(Dq, Dk, Hd).double().eval()
-        _with_weights_of(mine, reference, ("W_q", "W_k", "w_v"))
-        q, k, v = _random(B, Tq, Dq), _random(B, Tk, Dk, seed=1), _random(B, Tk, Dv, seed=2)
-        padding = torch.ones(B, 1, Tk, dtype=torch.bool)
-        padding[1, :, 2:] = False
-        blind = padding.expand(B, Tq, Tk).clone()
-        blind[0, 1] = False  # query 1 of sequence 0 sees no key
-        with torch.no_grad():
-            for m in (None, padding, blind):
-                result = mine(q, k, v, mask=m)
-                if not (isinstance(result, tuple) and len(result) == 2):
-                    raise Wrong("return a pair (out, weights), as the book's module does.")
-                shapes = tuple(tuple(getattr(r, "shape", ())) for r in result)
-                if shapes == ((B, Tq, Tk), (B, Tq, Dv)):
-                    raise Wrong("you return (weights, out); the book's module returns "
-                                "(out, weights).")  # fmt: skip
-                if shapes[0] == (B, Tq, Dk):
-                    raise Wrong(f"out has the keys' size {Dk}: out = weights @ values, the "
-                                f"values' size {Dv}.")  # fmt: skip
-                out = _tensor(result[0], "out", (B, Tq, Dv))
-                weights = _tensor(result[1], "weights", (B, Tq, Tk))
-                want_out, want_w = reference(q, k, v, mask=m)
-                if _close(out, want_out) and _close(weights, want_w):
-                    continue
-                if torch.isnan(weights).any() or torch.isnan(out).any():
-                    raise Wrong(NAN_ROWS)
-                pre = mine.W_q(q).unsqueeze(-2) + mine.W_k(k).unsqueeze(-3)  # (B, Tq, Tk, Hd)
-                for words, score in _SCORES.items():
-                    if _close(weights, masked_softmax(score(mine, pre).squeeze(-1), m)):
-                        raise Wrong(words + ".")
-                if _close(weights, want_w):
-                    raise Wrong("the weights are right but out is not: out = weights @ values.")
-                scores = mine.w_v(torch.tanh(pre)).squeeze(-1)
-                raise Wrong(_softmax_diagnosis(weights, scores, m))
-        return ("scores, masked weights (also for a query that sees no key) and the weighted sum "
-                "of the values are right.")  # fmt: skip
-
-    return _run("additive attention", probes)
+    Dq, Dk, Hd, Dv, B, Tq, Tk = 3, 4, 6, 5, 2, 2, 4
+    torch.manual_seed(0)
+    mine = cls(Dq, Dk, Hd)
+    with_weights_of(mine, AdditiveAttention(Dq, Dk, Hd), ("W_q", "W_k", "w_v"))
+    mine = mine.double().eval()
+    reference = AdditiveAttention(Dq, Dk, Hd).double().eval()
+    with_weights_of(mine, reference, ("W_q", "W_k", "w_v"))
+    q, k, v = randn(B, Tq, Dq), randn(B, Tk, Dk, seed=1), randn(B, Tk, Dv, seed=2)
+    padding = torch.ones(B, 1, Tk, dtype=torch.bool)
+    padding[1, :, 2:] = False
+    blind = padding.expand(B, Tq, Tk).clone()
+    blind[0, 1] = False  # query 1 of sequence 0 sees no key
+    with torch.no_grad():
+        for m in (None, padding, blind):
+            result = mine(q, k, v, mask=m)
+            if not (isinstance(result, tuple) and len(result) == 2):
+                raise Wrong("return a pair (out, weights), as the book's module does.")
+            shapes = tuple(tuple(getattr(r, "shape", ())) for r in result)
+            if shapes == ((B, Tq, Tk), (B, Tq, Dv)):
+                raise Wrong("you return (weights, out); the book's module returns "
+                            "(out, weights).")  # fmt: skip
+            if shapes[0] == (B, Tq, Dk):
+                raise Wrong(f"out has the keys' size {Dk}: out = weights @ values, the "
+                            f"values' size {Dv}.")  # fmt: skip
+            out = expect_tensor(result[0], "out", (B, Tq, Dv))
+            weights = expect_tensor(result[1], "weights", (B, Tq, Tk))
+            want_out, want_w = reference(q, k, v, mask=m)
+            if close(out, want_out) and close(weights, want_w):
+                continue
+            if torch.isnan(weights).any() or torch.isnan(out).any():
+                raise Wrong(NAN_ROWS)
+            pre = mine.W_q(q).unsqueeze(-2) + mine.W_k(k).unsqueeze(-3)  # (B, Tq, Tk, Hd)
+            for words, score in _SCORES.items():
+                if close(weights, masked_softmax(score(mine, pre).squeeze(-1), m)):
+                    raise Wrong(words + ".")
+            if close(weights, want_w):
+                raise Wrong("the weights are right but out is not: out = weights @ values.")
+            scores = mine.w_v(torch.tanh(pre)).squeeze(-1)
+            raise Wrong(_softmax_diagnosis(weights, scores, m))
+    return ("scores, masked weights (also for a query that sees no key) and the weighted sum "
+            "of the values are right.")  # fmt: skip

@@ -9,7 +9,8 @@ import torch
 from torch import Tensor
 
 from ..bert import IGNORE_INDEX, BertVocab
-from .verdict import Verdict, Wrong, _run
+from .engine import check
+from .verdict import Verdict, Wrong
 
 # A vocabulary of 40 ids: 0-3 the book's specials (<pad> <unk> <bos> <eos>), 4-36 ordinary
 # subwords, 37-39 [CLS] [SEP] [MASK].
@@ -125,6 +126,10 @@ def _shares(tokens: Tensor, inputs: Tensor, chosen: Tensor) -> tuple[int, int, i
     return n, masked, n - masked - unchanged, unchanged
 
 
+@check(
+    "BERT masking (mask_tokens)",
+    call="fn(tokens, vocab, generator, select_prob=0.15, mask_prob=0.8, random_prob=0.1)",
+)
 def check_mask_tokens(fn: Callable) -> Verdict:
     """``fn(tokens, vocab, generator=None, select_prob=0.15, mask_prob=0.8, random_prob=0.1)
     -> (inputs, labels)``, BERT's masking rule as the book's ``mask_tokens``: each real token
@@ -133,96 +138,92 @@ def check_mask_tokens(fn: Callable) -> Verdict:
     stays as it is otherwise; labels the original token where chosen, ``IGNORE_INDEX``
     elsewhere. The shares are checked on about 13,000 tokens, each within 5 standard deviations.
     """
-
-    def probes() -> str:
-        tokens = _sentences(2000)  # (2000, 14): about 13,000 real tokens
-        real = ~_special(tokens)
-        n_real = n_total = int(real.sum())
-        inputs, labels = _call(fn, tokens, seed=0)
-        again = _call(fn, tokens, seed=0)
-        if not (torch.equal(inputs, again[0]) and torch.equal(labels, again[1])):
-            raise Wrong(
-                "two calls with generators seeded alike gave different results: draw every "
-                "random number from `generator` (torch.rand(..., generator=generator)), so "
-                "that a seeded batch is reproducible."
-            )
-        chosen = _positions(tokens, inputs, labels)
-        n, masked, randomized, unchanged = _shares(tokens, inputs, chosen)
-        if _off(n, n_real, 0.15):
-            raise Wrong(
-                f"{n / n_real:.1%} of the real tokens were chosen ({n:,} of {n_real:,}); "
-                "select_prob = 0.15 chooses each real token with probability 0.15 (and only "
-                "real tokens are counted)."
-            )
-        p_same = 0.1 / len(_ORDINARY)  # a random draw equal to the original looks unchanged
-        off = [
-            _off(masked, n, 0.8),
-            _off(randomized, n, 0.1 - p_same),
-            _off(unchanged, n, 0.1 + p_same),
-        ]
-        if any(off):
-            seen = (
-                f"of the {n:,} chosen tokens {masked / n:.1%} show [MASK], "
-                f"{randomized / n:.1%} a random token and {unchanged / n:.1%} are unchanged"
-            )
-            if masked == n:
-                raise Wrong(
-                    f"{seen}: every chosen token became [MASK]. Of the chosen tokens 80 % become "
-                    "[MASK], 10 % a random token and 10 % stay unchanged (80 / 10 / 10), so "
-                    "that a visible word may also be asked about."
-                )
-            raise Wrong(
-                f"{seen}; the rule is 80 / 10 / 10 of the chosen tokens. Draw one number per "
-                "position to pick the case: [MASK] below mask_prob, random between mask_prob "
-                "and mask_prob + random_prob, unchanged above."
-            )
-        # The arguments, on a quarter of the rows (still about 3,300 real tokens).
-        tokens, real = tokens[:500], real[:500]
-        n_real = int(real.sum())
-        for probs, share in (({"select_prob": 0.5}, 0.5), ({"select_prob": 0.0}, 0.0)):
-            inputs, labels = _call(fn, tokens, seed=1, **probs)
-            chosen = _positions(tokens, inputs, labels)
-            if share == 0.0 and chosen.any():
-                raise Wrong("with select_prob=0.0 some tokens were still chosen.")
-            if share > 0 and _off(int(chosen.sum()), n_real, share):
-                raise Wrong(
-                    f"with select_prob={share} {chosen.sum() / n_real:.1%} of the real tokens "
-                    "were chosen: use the `select_prob` argument, not a fixed 0.15."
-                )
-        probs = {"select_prob": 0.5, "mask_prob": 0.5, "random_prob": 0.3}
-        inputs, labels = _call(fn, tokens, seed=2, **probs)
-        chosen = _positions(tokens, inputs, labels)
-        n, masked, randomized, _ = _shares(tokens, inputs, chosen)
-        if _off(masked, n, 0.5) or _off(randomized, n, 0.3 - 0.3 / len(_ORDINARY)):
-            raise Wrong(
-                f"with mask_prob=0.5, random_prob=0.3 {masked / n:.1%} of the chosen tokens "
-                f"show [MASK] and {randomized / n:.1%} a random token: use the `mask_prob` and "
-                "`random_prob` arguments, not fixed 0.8 and 0.1."
-            )
-        # Every real token replaced by a random one: which ids can a replacement be?
-        inputs, labels = _call(fn, tokens, 3, select_prob=1.0, mask_prob=0.0, random_prob=1.0)
-        drawn = inputs[real]
-        bad = _special(drawn) | (drawn < 0) | (drawn >= _VOCAB.vocab_size)
-        if bad.any():
-            names = sorted({_NAMES.get(int(t), str(int(t))) for t in drawn[bad]})
-            raise Wrong(
-                f"a random replacement was a special token ({', '.join(names)}): draw it from "
-                "the ordinary tokens only (every id not in vocab.special_ids), so that a random "
-                "word never looks like [MASK], [CLS], [SEP] or padding."
-            )
-        counts = torch.bincount(drawn - 4, minlength=len(_ORDINARY)).double()  # (33,)
-        expected = len(drawn) / len(_ORDINARY)
-        if (counts - expected).abs().max() > _SIGMAS * math.sqrt(expected):
-            raise Wrong(
-                f"the random replacements are not spread evenly over the {len(_ORDINARY)} "
-                f"ordinary ids (counts from {int(counts.min())} to {int(counts.max())}, "
-                f"{expected:.0f} expected each): draw each one uniformly, with its own number."
-            )
-        return (
-            f"15 % of the real tokens chosen, 80 / 10 / 10 of them [MASK] / random / unchanged "
-            f"(within {_SIGMAS:.0f} standard deviations on {n_total:,} tokens), specials never "
-            "chosen, labels the original token or IGNORE_INDEX, random tokens ordinary ones, "
-            "and the same generator seed gives the same batch."
+    tokens = _sentences(2000)  # (2000, 14): about 13,000 real tokens
+    real = ~_special(tokens)
+    n_real = n_total = int(real.sum())
+    inputs, labels = _call(fn, tokens, seed=0)
+    again = _call(fn, tokens, seed=0)
+    if not (torch.equal(inputs, again[0]) and torch.equal(labels, again[1])):
+        raise Wrong(
+            "two calls with generators seeded alike gave different results: draw every "
+            "random number from `generator` (torch.rand(..., generator=generator)), so "
+            "that a seeded batch is reproducible."
         )
-
-    return _run("BERT masking (mask_tokens)", probes)
+    chosen = _positions(tokens, inputs, labels)
+    n, masked, randomized, unchanged = _shares(tokens, inputs, chosen)
+    if _off(n, n_real, 0.15):
+        raise Wrong(
+            f"{n / n_real:.1%} of the real tokens were chosen ({n:,} of {n_real:,}); "
+            "select_prob = 0.15 chooses each real token with probability 0.15 (and only "
+            "real tokens are counted)."
+        )
+    p_same = 0.1 / len(_ORDINARY)  # a random draw equal to the original looks unchanged
+    off = [
+        _off(masked, n, 0.8),
+        _off(randomized, n, 0.1 - p_same),
+        _off(unchanged, n, 0.1 + p_same),
+    ]
+    if any(off):
+        seen = (
+            f"of the {n:,} chosen tokens {masked / n:.1%} show [MASK], "
+            f"{randomized / n:.1%} a random token and {unchanged / n:.1%} are unchanged"
+        )
+        if masked == n:
+            raise Wrong(
+                f"{seen}: every chosen token became [MASK]. Of the chosen tokens 80 % become "
+                "[MASK], 10 % a random token and 10 % stay unchanged (80 / 10 / 10), so "
+                "that a visible word may also be asked about."
+            )
+        raise Wrong(
+            f"{seen}; the rule is 80 / 10 / 10 of the chosen tokens. Draw one number per "
+            "position to pick the case: [MASK] below mask_prob, random between mask_prob "
+            "and mask_prob + random_prob, unchanged above."
+        )
+    # The arguments, on a quarter of the rows (still about 3,300 real tokens).
+    tokens, real = tokens[:500], real[:500]
+    n_real = int(real.sum())
+    for probs, share in (({"select_prob": 0.5}, 0.5), ({"select_prob": 0.0}, 0.0)):
+        inputs, labels = _call(fn, tokens, seed=1, **probs)
+        chosen = _positions(tokens, inputs, labels)
+        if share == 0.0 and chosen.any():
+            raise Wrong("with select_prob=0.0 some tokens were still chosen.")
+        if share > 0 and _off(int(chosen.sum()), n_real, share):
+            raise Wrong(
+                f"with select_prob={share} {chosen.sum() / n_real:.1%} of the real tokens "
+                "were chosen: use the `select_prob` argument, not a fixed 0.15."
+            )
+    probs = {"select_prob": 0.5, "mask_prob": 0.5, "random_prob": 0.3}
+    inputs, labels = _call(fn, tokens, seed=2, **probs)
+    chosen = _positions(tokens, inputs, labels)
+    n, masked, randomized, _ = _shares(tokens, inputs, chosen)
+    if _off(masked, n, 0.5) or _off(randomized, n, 0.3 - 0.3 / len(_ORDINARY)):
+        raise Wrong(
+            f"with mask_prob=0.5, random_prob=0.3 {masked / n:.1%} of the chosen tokens "
+            f"show [MASK] and {randomized / n:.1%} a random token: use the `mask_prob` and "
+            "`random_prob` arguments, not fixed 0.8 and 0.1."
+        )
+    # Every real token replaced by a random one: which ids can a replacement be?
+    inputs, labels = _call(fn, tokens, 3, select_prob=1.0, mask_prob=0.0, random_prob=1.0)
+    drawn = inputs[real]
+    bad = _special(drawn) | (drawn < 0) | (drawn >= _VOCAB.vocab_size)
+    if bad.any():
+        names = sorted({_NAMES.get(int(t), str(int(t))) for t in drawn[bad]})
+        raise Wrong(
+            f"a random replacement was a special token ({', '.join(names)}): draw it from "
+            "the ordinary tokens only (every id not in vocab.special_ids), so that a random "
+            "word never looks like [MASK], [CLS], [SEP] or padding."
+        )
+    counts = torch.bincount(drawn - 4, minlength=len(_ORDINARY)).double()  # (33,)
+    expected = len(drawn) / len(_ORDINARY)
+    if (counts - expected).abs().max() > _SIGMAS * math.sqrt(expected):
+        raise Wrong(
+            f"the random replacements are not spread evenly over the {len(_ORDINARY)} "
+            f"ordinary ids (counts from {int(counts.min())} to {int(counts.max())}, "
+            f"{expected:.0f} expected each): draw each one uniformly, with its own number."
+        )
+    return (
+        f"15 % of the real tokens chosen, 80 / 10 / 10 of them [MASK] / random / unchanged "
+        f"(within {_SIGMAS:.0f} standard deviations on {n_total:,} tokens), specials never "
+        "chosen, labels the original token or IGNORE_INDEX, random tokens ordinary ones, "
+        "and the same generator seed gives the same batch."
+    )

@@ -17,19 +17,9 @@ from ..transformer import (
     EncoderLayer,
     residual,
 )
-from .verdict import (
-    POLARITY,
-    Verdict,
-    Wrong,
-    _backward,
-    _close,
-    _describe,
-    _expect_class,
-    _random,
-    _run,
-    _tensor,
-    _with_weights_of,
-)
+from .engine import Call, check, describe
+from .tensors import backward, close, expect_tensor, randn, with_weights_of
+from .verdict import POLARITY, Verdict, Wrong
 
 # --- encoder and decoder blocks ----------------------------------------------------------------
 
@@ -136,7 +126,7 @@ def _moves(block, args: tuple, i: int, where: tuple, watch: tuple) -> float:
     """How far ``block(*args)[watch]`` moves when argument ``i`` changes at ``where``."""
     changed = list(args)
     changed[i] = args[i].clone()
-    changed[i][where] += 1.0 + _random(*changed[i][where].shape, seed=7)
+    changed[i][where] += 1.0 + randn(*changed[i][where].shape, seed=7)
     with torch.no_grad():
         return float((block(*changed)[watch] - block(*args)[watch]).abs().max())
 
@@ -164,12 +154,12 @@ def _gradient_mismatch(mine, reference, args: tuple, names: tuple) -> str | None
     for block in (mine, reference):
         inputs = [a.clone().requires_grad_() if a.is_floating_point() else a for a in args]
         block.zero_grad()
-        _backward((block(*inputs) * _random(*args[0].shape, seed=3)).sum(), "the output")
+        backward((block(*inputs) * randn(*args[0].shape, seed=3)).sum(), "the output")
         found = {n: a.grad for n, a in zip(names, inputs, strict=True) if a.is_floating_point()}
         grads.append(found | {n: p.grad for n, p in block.named_parameters()})
     for name, want in grads[1].items():
         got = grads[0].get(name)
-        if want is not None and (got is None or not _close(got, want)):
+        if want is not None and (got is None or not close(got, want)):
             return name
     return None
 
@@ -195,13 +185,13 @@ def _block_diagnosis(block: _Block, got: Tensor, mine, reference, args, norm_fir
     flipped = tuple(~a if a.dtype == torch.bool else a for a in args)
     expected = _through(args[0], block.steps(reference, flipped), norm_first)
     finite = torch.isfinite(got)  # a flipped mask can leave a query no key: NaN in naive code
-    if finite.any() and _close(got[finite], expected[finite]):
+    if finite.any() and close(got[finite], expected[finite]):
         return f"mask polarity: you masked the keys that may be seen -- {POLARITY}."
     for words, variant in _block_mistakes(block.steps(reference, args), args[0], norm_first):
-        if _close(got, variant()):
+        if close(got, variant()):
             return words
     for words, steps in block.wrong_steps(reference, args):
-        if _close(got, _through(args[0], steps, norm_first)):
+        if close(got, _through(args[0], steps, norm_first)):
             return words
     for dependence in block.dependences:
         words = dependence.broken_by(mine, args)
@@ -216,30 +206,31 @@ def _block_diagnosis(block: _Block, got: Tensor, mine, reference, args, norm_fir
     )
 
 
+BUILD = "cls(d_model, num_heads, d_ff, dropout=0.0, norm_first=False)"
+
+
 def _check_block(cls: type, block: _Block, args: tuple) -> None:
     """Build the reader's block and the book's with the same weights, post-norm then pre-norm,
     and compare values and gradients; raise ``Wrong`` with a diagnosis at the first miss."""
     D, H, F = args[0].shape[-1], 4, 32
-    call = f"layer({', '.join(block.arg_names)})"
-    _expect_class(cls, "cls(d_model, num_heads, d_ff, dropout=0.0, norm_first=False)", call)
     for norm_first in (False, True):
         torch.manual_seed(0)
         mine = cls(D, H, F, dropout=0.0, norm_first=norm_first)
         reference = block.reference(D, H, F, dropout=0.0, norm_first=norm_first).double().eval()
-        _with_weights_of(mine, reference.float(), block.layers)  # the layers are there
+        with_weights_of(mine, reference.float(), block.layers)  # the layers are there
         mine, reference = mine.double().eval(), reference.double()
         _jitter(mine)
-        _with_weights_of(mine, reference, block.layers)
+        with_weights_of(mine, reference, block.layers)
         with torch.no_grad():
             try:
                 result = mine(*args)
             except Exception as err:  # a shape mistake often shows as an error: say more
-                message = _describe(err)
+                message = describe(err, Call("", "layer(...)", BUILD), cls)
                 if "bug in the checker" in message:
                     raise
                 raise Wrong(message + block.hint) from err
-            got = _tensor(result, "the output", args[0].shape)
-            if not _close(got, reference(*args)):
+            got = expect_tensor(result, "the output", args[0].shape)
+            if not close(got, reference(*args)):
                 raise Wrong(_block_diagnosis(block, got, mine, reference, args, norm_first))
         name = _gradient_mismatch(mine, reference, args, block.arg_names)
         if name is not None:
@@ -269,105 +260,99 @@ def _decoder_steps(m: torch.nn.Module, args: tuple) -> list[_Step]:
     ]
 
 
+@check("encoder layer", build=BUILD, call="layer(x, src_mask)")
 def check_encoder_layer(cls: type) -> Verdict:
     """``cls(d_model, num_heads, d_ff, dropout=0.0, norm_first=False)`` with ``self_attn``
     (``q_proj``, ``k_proj``, ``v_proj``, ``out_proj``), ``feed_forward`` (``linear1``,
     ``linear2``), ``norm1``, ``norm2``; ``layer(x, src_mask)``: self-attention, then the
     feed-forward network, each with its residual connection and LayerNorm."""
-
-    def probes() -> str:
-        B, S, D = 2, 5, 16
-        real = (4, 3)  # sentence 1 ends in two padding positions, 3 and 4
-        block = _Block(
-            reference=EncoderLayer,
-            arg_names=("x", "src_mask"),
-            layers=_layers_of_block(("self_attn",), norms=2),
-            steps=_encoder_steps,
-            dependences=[
-                _Dependence(
-                    "the padding mask is not used: changing sentence 1 at its padding "
-                    "positions 3..4 moves the outputs at its real positions 0..2 (by up to "
-                    "{:.2f}). Pass src_mask (B, 1, 1, S), True = a real token, to "
-                    "self-attention.",
-                    i=0,
-                    where=(1, slice(3, None)),
-                    watch=(1, slice(0, 3)),
-                ),
-            ],
-        )
-        _check_block(cls, block, (_random(B, S, D), _padding(S, real)))
-        return (
-            "self-attention, feed-forward, residuals, post-norm and pre-norm, the padding "
-            "mask and the gradients are right."
-        )
-
-    return _run("encoder layer", probes)
+    B, S, D = 2, 5, 16
+    real = (4, 3)  # sentence 1 ends in two padding positions, 3 and 4
+    block = _Block(
+        reference=EncoderLayer,
+        arg_names=("x", "src_mask"),
+        layers=_layers_of_block(("self_attn",), norms=2),
+        steps=_encoder_steps,
+        dependences=[
+            _Dependence(
+                "the padding mask is not used: changing sentence 1 at its padding "
+                "positions 3..4 moves the outputs at its real positions 0..2 (by up to "
+                "{:.2f}). Pass src_mask (B, 1, 1, S), True = a real token, to "
+                "self-attention.",
+                i=0,
+                where=(1, slice(3, None)),
+                watch=(1, slice(0, 3)),
+            ),
+        ],
+    )
+    _check_block(cls, block, (randn(B, S, D), _padding(S, real)))
+    return (
+        "self-attention, feed-forward, residuals, post-norm and pre-norm, the padding "
+        "mask and the gradients are right."
+    )
 
 
+@check("decoder layer", build=BUILD, call="layer(x, memory, tgt_mask, src_mask)")
 def check_decoder_layer(cls: type) -> Verdict:
     """``cls(d_model, num_heads, d_ff, dropout=0.0, norm_first=False)`` with ``self_attn``,
     ``cross_attn`` (each with ``q_proj``, ``k_proj``, ``v_proj``, ``out_proj``),
     ``feed_forward`` (``linear1``, ``linear2``), ``norm1``, ``norm2``, ``norm3``;
     ``layer(x, memory, tgt_mask, src_mask)``: masked self-attention, cross-attention to the
     memory, then the feed-forward network, each with its residual connection and LayerNorm."""
-
-    def probes() -> str:
-        B, T, S, D = 2, 4, 5, 16
-        tgt_mask = _padding(T, (4, 3)) & causal_mask(T)  # (B, 1, T, T)
-        block = _Block(
-            reference=DecoderLayer,
-            arg_names=("x", "memory", "tgt_mask", "src_mask"),
-            layers=_layers_of_block(("self_attn", "cross_attn"), norms=3),
-            steps=_decoder_steps,
-            dependences=[
-                _Dependence(
-                    "the decoder sees the future: changing the target at positions 2..3 moves "
-                    "the outputs at positions 0..1 (by up to {:.2f}). Pass tgt_mask (causal: "
-                    "True on and below the diagonal) to self-attention.",
-                    i=0,
-                    where=(0, slice(2, None)),
-                    watch=(0, slice(0, 2)),
-                ),
-                _Dependence(
-                    "the output does not depend on memory: cross-attention takes its queries "
-                    "from the decoder and its keys and values from memory, the encoder's "
-                    "output (B, S, D).",
-                    i=1,
-                    where=(0,),
-                    watch=(0,),
-                    should_move=True,
-                ),
-                _Dependence(
-                    "the source padding mask is not used: changing the memory at sentence 1's "
-                    "padding positions 3..4 moves its outputs (by up to {:.2f}). Pass src_mask "
-                    "(B, 1, 1, S) to cross-attention.",
-                    i=1,
-                    where=(1, slice(3, None)),
-                    watch=(1,),
-                ),
-            ],
-            wrong_steps=lambda m, args: [
-                (
-                    "cross-attention runs through self_attn's weights: it has its own module, "
-                    "cross_attn, with its own projections.",
-                    [
-                        _decoder_steps(m, args)[0],
-                        ("cross-attention", _attend(m.self_attn, args[1], args[3]), m.norm2),
-                        _decoder_steps(m, args)[2],
-                    ],
-                ),
-            ],
-            hint=(
-                f" -- here the target has T = {T} positions and the source S = {S}: "
-                "cross-attention takes its queries from x (B, T, D) and its keys and values "
-                "from memory (B, S, D), masked with src_mask (B, 1, 1, S)."
+    B, T, S, D = 2, 4, 5, 16
+    tgt_mask = _padding(T, (4, 3)) & causal_mask(T)  # (B, 1, T, T)
+    block = _Block(
+        reference=DecoderLayer,
+        arg_names=("x", "memory", "tgt_mask", "src_mask"),
+        layers=_layers_of_block(("self_attn", "cross_attn"), norms=3),
+        steps=_decoder_steps,
+        dependences=[
+            _Dependence(
+                "the decoder sees the future: changing the target at positions 2..3 moves "
+                "the outputs at positions 0..1 (by up to {:.2f}). Pass tgt_mask (causal: "
+                "True on and below the diagonal) to self-attention.",
+                i=0,
+                where=(0, slice(2, None)),
+                watch=(0, slice(0, 2)),
             ),
-        )
-        args = (_random(B, T, D), _random(B, S, D, seed=1), tgt_mask, _padding(S, (5, 3)))
-        _check_block(cls, block, args)
-        return (
-            "masked self-attention, cross-attention to the memory, feed-forward, residuals, "
-            "post-norm and pre-norm, both masks and the gradients are right."
-        )
-
-    return _run("decoder layer", probes)
+            _Dependence(
+                "the output does not depend on memory: cross-attention takes its queries "
+                "from the decoder and its keys and values from memory, the encoder's "
+                "output (B, S, D).",
+                i=1,
+                where=(0,),
+                watch=(0,),
+                should_move=True,
+            ),
+            _Dependence(
+                "the source padding mask is not used: changing the memory at sentence 1's "
+                "padding positions 3..4 moves its outputs (by up to {:.2f}). Pass src_mask "
+                "(B, 1, 1, S) to cross-attention.",
+                i=1,
+                where=(1, slice(3, None)),
+                watch=(1,),
+            ),
+        ],
+        wrong_steps=lambda m, args: [
+            (
+                "cross-attention runs through self_attn's weights: it has its own module, "
+                "cross_attn, with its own projections.",
+                [
+                    _decoder_steps(m, args)[0],
+                    ("cross-attention", _attend(m.self_attn, args[1], args[3]), m.norm2),
+                    _decoder_steps(m, args)[2],
+                ],
+            ),
+        ],
+        hint=(
+            f" -- here the target has T = {T} positions and the source S = {S}: "
+            "cross-attention takes its queries from x (B, T, D) and its keys and values "
+            "from memory (B, S, D), masked with src_mask (B, 1, 1, S)."
+        ),
+    )
+    args = (randn(B, T, D), randn(B, S, D, seed=1), tgt_mask, _padding(S, (5, 3)))
+    _check_block(cls, block, args)
+    return (
+        "masked self-attention, cross-attention to the memory, feed-forward, residuals, "
+        "post-norm and pre-norm, both masks and the gradients are right."
+    )

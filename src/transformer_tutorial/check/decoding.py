@@ -17,13 +17,9 @@ from ..transformer import (
     Transformer,
     TransformerConfig,
 )
-from .verdict import (
-    Verdict,
-    Wrong,
-    _close,
-    _random,
-    _run,
-)
+from .engine import check
+from .tensors import close, randn
+from .verdict import Verdict, Wrong
 
 # --- greedy search and beam search ------------------------------------------------------------
 
@@ -206,35 +202,32 @@ _GREEDY_MISTAKES = {
 }
 
 
+@check("greedy decoding", call="fn(model, src, max_len, bos_id, eos_id)")
 def check_greedy_decode(fn: Callable[..., Tensor]) -> Verdict:
     """``fn(model, src, max_len, bos_id, eos_id) -> (B, T')``: at each step the most probable
     token that is not PAD; a sentence ends with its EOS (kept) or after ``max_len`` tokens, and
     its row is padded with PAD after its end; BOS is not returned. Tried on four small random
     translators, and with each sentence alone."""
-
-    def probes() -> str:
-        cases, outputs = _cases(), []
-        for c, case in enumerate(cases):
-            model, src, L, eos, pad = case.model, case.src, case.max_len, case.eos, case.pad
-            if ("greedy", c) not in _BOOK:  # the book's output, the same on every call
-                ours = greedy_decode(model, src, L, BOS_ID, eos)
-                _BOOK["greedy", c] = _sentences(ours, len(src), pad)
-            want = _BOOK["greedy", c]
-            got = _sentences(fn(model, src, L, BOS_ID, eos), len(src), pad)
-            outputs.append(got)
-            if got == want:
-                continue
-            words = _common_mistake(got, want, case) or _alone_mistake(fn, got, case)
-            for mistake, sentence in _GREEDY_MISTAKES.items():
-                if words is None and got == _greedy_variant(case, mistake):
-                    words = sentence
-            raise Wrong(words or _first_difference(got, want, "the book's greedy search", case))
-        words = _alone_mistake(fn, outputs[0], cases[0])
-        if words:
-            raise Wrong(words)
-        return "tokens, the stop at EOS, max_len, padding, and each sentence alone are right."
-
-    return _run("greedy decoding", probes)
+    cases, outputs = _cases(), []
+    for c, case in enumerate(cases):
+        model, src, L, eos, pad = case.model, case.src, case.max_len, case.eos, case.pad
+        if ("greedy", c) not in _BOOK:  # the book's output, the same on every call
+            ours = greedy_decode(model, src, L, BOS_ID, eos)
+            _BOOK["greedy", c] = _sentences(ours, len(src), pad)
+        want = _BOOK["greedy", c]
+        got = _sentences(fn(model, src, L, BOS_ID, eos), len(src), pad)
+        outputs.append(got)
+        if got == want:
+            continue
+        words = _common_mistake(got, want, case) or _alone_mistake(fn, got, case)
+        for mistake, sentence in _GREEDY_MISTAKES.items():
+            if words is None and got == _greedy_variant(case, mistake):
+                words = sentence
+        raise Wrong(words or _first_difference(got, want, "the book's greedy search", case))
+    words = _alone_mistake(fn, outputs[0], cases[0])
+    if words:
+        raise Wrong(words)
+    return "tokens, the stop at EOS, max_len, padding, and each sentence alone are right."
 
 
 def _beam_steps(case: _Case, K: int, alpha: float, mistake: str | None) -> Generator:
@@ -507,6 +500,9 @@ def _beam_mistake(fn: Callable, got: list, want: list, probe: int, cases: list) 
     return _first_difference(got, want, f"the book's beam search with beam_size = {K}", case)
 
 
+@check(
+    "beam search", call="fn(model, src, beam_size, max_len, bos_id=1, eos_id=2, length_penalty=0.6)"
+)
 def check_beam_search(fn: Callable[..., Tensor]) -> Verdict:
     """``fn(model, src, beam_size, max_len, bos_id=..., eos_id=..., length_penalty=0.6) ->
     (B, T')``: the ``beam_size`` best hypotheses of each sentence, ranked by
@@ -514,33 +510,27 @@ def check_beam_search(fn: Callable[..., Tensor]) -> Verdict:
     finished and keeps competing; the best one, without BOS, padded after its EOS. Tried on
     four small random translators with beam sizes 1 to 4 and length penalties 0.6 to 1.5, and
     with each sentence alone; a wrong output is compared with the usual mistakes' outputs."""
-
-    def probes() -> str:
-        cases, outputs = _cases(), []
-        for i, (c, K, alpha) in enumerate(_BEAM_PROBES):
-            case = cases[c]
-            model, src, L, eos = case.model, case.src, case.max_len, case.eos
-            out = fn(model, src, K, L, bos_id=BOS_ID, eos_id=eos, length_penalty=alpha)
-            got = _sentences(out, len(src), case.pad)
-            if ("beam", i) not in _BOOK:  # the book's output, the same on every call
-                ours = beam_search(
-                    model, src, K, L, bos_id=BOS_ID, eos_id=eos, length_penalty=alpha
-                )
-                _BOOK["beam", i] = _sentences(ours, len(src), case.pad)
-            want = _BOOK["beam", i]
-            outputs.append(got)
-            if got != want:
-                raise Wrong(_beam_mistake(fn, got, want, i, cases))
-        c, K, alpha = _BEAM_PROBES[0]
-        words = _alone_mistake(fn, outputs[0], cases[c], beam_size=K, length_penalty=alpha)
-        if words:
-            raise Wrong(words)
-        return (  # the words chapter 15's stored run shows
-            "beam_size = 1 is greedy search; beam_size = 3 with the length penalty, "
-            "finished hypotheses and padding is right."
-        )
-
-    return _run("beam search", probes)
+    cases, outputs = _cases(), []
+    for i, (c, K, alpha) in enumerate(_BEAM_PROBES):
+        case = cases[c]
+        model, src, L, eos = case.model, case.src, case.max_len, case.eos
+        out = fn(model, src, K, L, bos_id=BOS_ID, eos_id=eos, length_penalty=alpha)
+        got = _sentences(out, len(src), case.pad)
+        if ("beam", i) not in _BOOK:  # the book's output, the same on every call
+            ours = beam_search(model, src, K, L, bos_id=BOS_ID, eos_id=eos, length_penalty=alpha)
+            _BOOK["beam", i] = _sentences(ours, len(src), case.pad)
+        want = _BOOK["beam", i]
+        outputs.append(got)
+        if got != want:
+            raise Wrong(_beam_mistake(fn, got, want, i, cases))
+    c, K, alpha = _BEAM_PROBES[0]
+    words = _alone_mistake(fn, outputs[0], cases[c], beam_size=K, length_penalty=alpha)
+    if words:
+        raise Wrong(words)
+    return (  # the words chapter 15's stored run shows
+        "beam_size = 1 is greedy search; beam_size = 3 with the length penalty, "
+        "finished hypotheses and padding is right."
+    )
 
 
 # --- the key/value cache ------------------------------------------------------------------------
@@ -554,12 +544,12 @@ def _history_mistake(name: str, got: object, parts: list[Tensor]) -> str:
     shapes = " then ".join(str(tuple(p.shape)) for p in parts)
     if not isinstance(got, Tensor):
         return f"append_self should return tensors, got {type(got).__name__} for the {name}."
-    if len(parts) > 1 and _close(got, parts[-1]):
+    if len(parts) > 1 and close(got, parts[-1]):
         return (f"append_self returns only the new {name}, not the history: after appending "
                 f"{shapes} it must return all of them, {tuple(want.shape)} -- attention at "
                 "step t reads the keys and values of every position 0..t.")  # fmt: skip
     for d in (0, 1, 3):
-        if _close(got, torch.cat(parts, dim=d)):
+        if close(got, torch.cat(parts, dim=d)):
             return (f"the {name} are appended along the {_AXES[d]} axis (dim {d}): after "
                     f"appending {shapes} yours are {tuple(got.shape)}; new positions go on "
                     f"dim 2 of (B, H, T, Dh), giving {tuple(want.shape)}.")  # fmt: skip
@@ -578,7 +568,7 @@ def _append(cache, new: tuple, pieces: tuple, explain=_history_mistake) -> None:
         raise Wrong("append_self should return a pair (all keys, all values) so far.")
     for name, got, parts, latest in zip(_NAMES, result, pieces, new, strict=True):
         parts.append(latest)
-        if not (isinstance(got, Tensor) and _close(got, torch.cat(parts, dim=2))):
+        if not (isinstance(got, Tensor) and close(got, torch.cat(parts, dim=2))):
             raise Wrong(explain(name, got, parts))
 
 
@@ -588,13 +578,13 @@ def _reorder_mistake(name: str, got: object, parts: list, before: dict, index: T
     order, old, new = index.tolist(), before[name], parts[-1]
     if not isinstance(got, Tensor):
         return f"append_self should return tensors, got {type(got).__name__} for the {name}."
-    if _close(got, torch.cat([old, new], dim=2)):
+    if close(got, torch.cat([old, new], dim=2)):
         return (f"reorder({order}) left the cached {name} as they were: row 0 must now hold "
                 f"what row {order[0]} held. In beam search a hypothesis that continues another "
                 "one would attend to the wrong history, and its next step would differ from "
                 "recomputing its prefix.")  # fmt: skip
     for d in (1, 2):
-        if _close(got, torch.cat([old.index_select(d, index), new], dim=2)):
+        if close(got, torch.cat([old.index_select(d, index), new], dim=2)):
             return (f"reorder picks the {name} along the {_AXES[d]} axis (dim {d}), but it "
                     f"must keep batch rows, dim 0 of (B, H, T, Dh): after reorder({order}) row "
                     f"0 holds what row {order[0]} held.")  # fmt: skip
@@ -639,7 +629,7 @@ def _decoder_mistake(cls: type) -> str | None:
                 tokens, memory, src = tokens[index], memory[index], src[index]
             step = model.decode(tokens[:, t : t + 1], memory, src, cache)[:, -1]  # (B, V)
             again = model.decode(tokens[:, : t + 1], memory, src)[:, -1]  # (B, V)
-            if not _close(step, again, 1e-4):
+            if not close(step, again, 1e-4):
                 moved = f", after cache.reorder({index.tolist()}) at step {when}" * (t >= when)
                 return (f"in the book's decoder with your cache, the logits of step {t} (the "
                         f"token at position {t}) differ from recomputing the whole prefix by up "
@@ -648,44 +638,42 @@ def _decoder_mistake(cls: type) -> str | None:
     return None
 
 
+@check("key/value cache", build="cls()", call="",
+       methods=("cache.append_self(k, v)", "cache.reorder(index)"))  # fmt: skip
 def check_kv_cache(cls: type) -> Verdict:
     """``cls()``: an empty cache of one decoder block's self-attention keys and values.
     ``cache.append_self(k, v)`` takes the new positions' keys and values ``(B, H, T_new, Dh)``
     and returns all of them so far, ``(B, H, T_past + T_new, Dh)`` each; ``cache.reorder(index)``
     keeps batch rows ``index`` (a 1-D long tensor, rows may repeat), as beam search needs."""
+    B, H, Dh = 3, 3, 4  # B = H: a reorder along the wrong axis still runs
 
-    def probes() -> str:
-        B, H, Dh = 3, 3, 4  # B = H: a reorder along the wrong axis still runs
+    def new(T_new: int, seed: int) -> tuple[Tensor, Tensor]:
+        """New keys and values ``(B, H, T_new, Dh)`` each, float32 as in the model."""
+        k, v = randn(2, B, H, T_new, Dh, seed=seed).float()
+        return k, v
 
-        def new(T_new: int, seed: int) -> tuple[Tensor, Tensor]:
-            """New keys and values ``(B, H, T_new, Dh)`` each, float32 as in the model."""
-            k, v = _random(2, B, H, T_new, Dh, seed=seed).float()
-            return k, v
-
-        first, second = cls(), cls()  # two blocks' caches: each has its own history
-        first.append_self(*new(1, 40))
-        keys = second.append_self(*new(1, 41))
-        if isinstance(keys, tuple) and isinstance(keys[0], Tensor) and keys[0].shape[2] != 1:
-            raise Wrong(
-                "two caches share one history: a new cache's first append_self returned "
-                f"{keys[0].shape[2]} positions, with the keys another cache was given. Make "
-                "the lists or tensors in __init__ (self.k = None), not in the class body or as "
-                "a default argument, which every instance shares."
-            )
-        cache, pieces = cls(), ([], [])
-        for step, T_new in enumerate((1, 1, 2)):  # 4 positions: (B, H, 4, Dh)
-            _append(cache, new(T_new, step), pieces)
-        index = torch.tensor([2, 0, 0])  # beam 2 goes on in row 0, beam 0 in rows 1 and 2
-        cache.reorder(index)
-        before = {name: torch.cat(parts, dim=2) for name, parts in zip(_NAMES, pieces, strict=True)}
-        pieces = tuple([old.index_select(0, index)] for old in before.values())
-        _append(cache, new(1, 30), pieces, partial(_reorder_mistake, before=before, index=index))
-        words = _decoder_mistake(cls)
-        if words:
-            raise Wrong(words)
-        return (
-            "append_self keeps every position's keys and values, reorder follows the batch "
-            "rows, and the book's decoder with your cache gives the logits of recomputing."
+    first, second = cls(), cls()  # two blocks' caches: each has its own history
+    first.append_self(*new(1, 40))
+    keys = second.append_self(*new(1, 41))
+    if isinstance(keys, tuple) and isinstance(keys[0], Tensor) and keys[0].shape[2] != 1:
+        raise Wrong(
+            "two caches share one history: a new cache's first append_self returned "
+            f"{keys[0].shape[2]} positions, with the keys another cache was given. Make "
+            "the lists or tensors in __init__ (self.k = None), not in the class body or as "
+            "a default argument, which every instance shares."
         )
-
-    return _run("key/value cache", probes)
+    cache, pieces = cls(), ([], [])
+    for step, T_new in enumerate((1, 1, 2)):  # 4 positions: (B, H, 4, Dh)
+        _append(cache, new(T_new, step), pieces)
+    index = torch.tensor([2, 0, 0])  # beam 2 goes on in row 0, beam 0 in rows 1 and 2
+    cache.reorder(index)
+    before = {name: torch.cat(parts, dim=2) for name, parts in zip(_NAMES, pieces, strict=True)}
+    pieces = tuple([old.index_select(0, index)] for old in before.values())
+    _append(cache, new(1, 30), pieces, partial(_reorder_mistake, before=before, index=index))
+    words = _decoder_mistake(cls)
+    if words:
+        raise Wrong(words)
+    return (
+        "append_self keeps every position's keys and values, reorder follows the batch "
+        "rows, and the book's decoder with your cache gives the logits of recomputing."
+    )

@@ -8,7 +8,9 @@ import torch
 from torch import Tensor
 
 from ..gpt import top_p_filter
-from .verdict import Verdict, Wrong, _expect_function, _run, _tensor
+from .engine import check
+from .tensors import expect_tensor
+from .verdict import Verdict, Wrong
 
 # --- the nucleus (top-p) filter ----------------------------------------------------------------
 
@@ -48,7 +50,7 @@ def _show(probs: Tensor) -> str:
 def _call(fn: Callable, logits: Tensor, p: float) -> Tensor:
     """The reader's filtered logits in float64; their input must come back untouched."""
     given = logits.clone()
-    out = _tensor(fn(given, p), "the filtered logits", tuple(logits.shape))
+    out = expect_tensor(fn(given, p), "the filtered logits", tuple(logits.shape))
     if not torch.equal(given, logits):
         raise Wrong("your function changed the logits it was given (an in-place masked_fill_ or "
                     "sort_?): sample_next passes the model's logits, which must stay as they "
@@ -154,37 +156,33 @@ def _judge(fn: Callable, logits: Tensor, p: float, what: str) -> None:
                     "(the softmax afterwards renormalises them); yours are changed.")  # fmt: skip
 
 
+@check("top-p filter", call="fn(logits, p)")
 def check_top_p(fn: Callable[[Tensor, float], Tensor]) -> Verdict:
     """``fn(logits, p) -> filtered``, logits ``(..., V)``: the tokens outside the nucleus (the
     smallest set of most likely tokens whose probability reaches ``p``) get the logit -inf; the
     others keep theirs, in the original order."""
-
-    def probes() -> str:
-        _expect_function(fn, "fn(logits, p)")
-        rows = []
-        for name, (probs, p) in _CASES.items():
-            logits = _logits(probs)
-            shown = _show(logits.softmax(-1)[0])
-            _judge(fn, logits, p, _WHAT[name].format(probs=shown, p=f"{p:g}"))
-            rows.append(logits)
-        batch = torch.cat(rows[:4])  # (4, V): four different distributions at once
-        for p in (0.55, 0.85):  # away from every cumulative sum of the four rows
-            alone = torch.cat([_call(fn, row, p).isfinite() for row in batch.split(1)])
-            together = _call(fn, batch, p).isfinite()
-            right = top_p_filter(batch, p).isfinite()
-            if _same_nucleus(alone, right, batch.softmax(-1)) and not torch.equal(alone, together):
-                raise Wrong(f"each row is right alone, but in a batch of 4 rows (p = {p:g}) the "
-                            "nuclei change: each row is its own distribution, so the softmax, "
-                            "the sort and the cumulative sum go along the last dimension "
-                            "(dim=-1).")  # fmt: skip
-            _judge(fn, batch, p, f"a batch of 4 rows, p = {p:g}")
-        g = torch.Generator().manual_seed(0)
-        many = 2.0 * torch.randn(2, 3, _V, generator=g, dtype=torch.float64)  # (2, 3, V)
-        for p in (0.3, 0.7, 0.95):
-            _judge(fn, many, p, f"random logits of shape (2, 3, {_V}), p = {p:g}")
-        return (
-            "the token that crosses p is kept, exactly p ends the nucleus, ties, a dominant "
-            "token, p = 1, -inf outside, batches and the original order are right."
-        )
-
-    return _run("top-p filter", probes)
+    rows = []
+    for name, (probs, p) in _CASES.items():
+        logits = _logits(probs)
+        shown = _show(logits.softmax(-1)[0])
+        _judge(fn, logits, p, _WHAT[name].format(probs=shown, p=f"{p:g}"))
+        rows.append(logits)
+    batch = torch.cat(rows[:4])  # (4, V): four different distributions at once
+    for p in (0.55, 0.85):  # away from every cumulative sum of the four rows
+        alone = torch.cat([_call(fn, row, p).isfinite() for row in batch.split(1)])
+        together = _call(fn, batch, p).isfinite()
+        right = top_p_filter(batch, p).isfinite()
+        if _same_nucleus(alone, right, batch.softmax(-1)) and not torch.equal(alone, together):
+            raise Wrong(f"each row is right alone, but in a batch of 4 rows (p = {p:g}) the "
+                        "nuclei change: each row is its own distribution, so the softmax, "
+                        "the sort and the cumulative sum go along the last dimension "
+                        "(dim=-1).")  # fmt: skip
+        _judge(fn, batch, p, f"a batch of 4 rows, p = {p:g}")
+    g = torch.Generator().manual_seed(0)
+    many = 2.0 * torch.randn(2, 3, _V, generator=g, dtype=torch.float64)  # (2, 3, V)
+    for p in (0.3, 0.7, 0.95):
+        _judge(fn, many, p, f"random logits of shape (2, 3, {_V}), p = {p:g}")
+    return (
+        "the token that crosses p is kept, exactly p ends the nucleus, ties, a dominant "
+        "token, p = 1, -inf outside, batches and the original order are right."
+    )

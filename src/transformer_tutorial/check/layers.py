@@ -11,58 +11,43 @@ from ..feedforward import PositionwiseFeedForward
 from ..masks import causal_mask
 from ..sequences import PAD_ID
 from ..training import LabelSmoothingLoss
-from .verdict import (
-    POLARITY,
-    Verdict,
-    Wrong,
-    _backward,
-    _close,
-    _expect_class,
-    _expect_function,
-    _random,
-    _run,
-    _tensor,
-    _tolerance,
-    _with_weights_of,
-)
+from .engine import check
+from .tensors import backward, close, expect_tensor, randn, tolerance, with_weights_of
+from .verdict import POLARITY, Verdict, Wrong
 
 # --- the causal mask ---------------------------------------------------------------------------
 
 
+@check("causal mask", call="fn(T)")
 def check_causal_mask(fn: Callable[[int], Tensor]) -> Verdict:
     """``fn(T) -> (T, T)`` boolean: row t (a query) is True at the keys 0..t it may attend to."""
-
-    def probes() -> str:
-        _expect_function(fn, "fn(T)")
-        for T in (4, 7, 1):  # a size where every mistake looks different first
-            result = fn(T)
-            if isinstance(result, Tensor) and tuple(result.shape) in ((1, T, T), (1, 1, T, T)):
-                raise Wrong(f"the mask for T = {T} has shape {tuple(result.shape)}: return "
-                            f"({T}, {T}); the model broadcasts it over the batch itself.")  # fmt: skip
-            got = _tensor(result, f"the mask for T = {T}", (T, T))
-            expected = causal_mask(T)
-            if got.is_floating_point() and torch.isinf(got).any():
-                raise Wrong("yours is an additive mask (0 and -inf); the book's masks are boolean "
-                            "(torch.bool), True = may attend, and masked_softmax puts the -inf "
-                            "in.")  # fmt: skip
-            if got.dtype != torch.bool:
-                raise Wrong(f"the mask has dtype {got.dtype}; use torch.bool (True = may attend).")
-            if torch.equal(got, expected):
-                continue
-            if torch.equal(got, ~expected):
-                raise Wrong(f"mask polarity: yours is True at the future -- {POLARITY}.")
-            if T > 1 and got.all():
-                raise Wrong("nothing is masked: row t may attend only to the keys 0..t.")
-            if torch.equal(got, torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=1)):
-                raise Wrong("position t sees position t+1: the causal mask is off by one.")
-            if torch.equal(got, torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=-1)):
-                raise Wrong("position t does not see itself: a query may attend to its own key.")
-            if torch.equal(got, expected.T):
-                raise Wrong("rows are queries and columns keys: your mask is transposed.")
-            raise Wrong(f"for T = {T} the mask should be\n{expected.int()}\nyours is\n{got.int()}")
-        return "right for T = 1, 4 and 7."
-
-    return _run("causal mask", probes)
+    for T in (4, 7, 1):  # a size where every mistake looks different first
+        result = fn(T)
+        if isinstance(result, Tensor) and tuple(result.shape) in ((1, T, T), (1, 1, T, T)):
+            raise Wrong(f"the mask for T = {T} has shape {tuple(result.shape)}: return "
+                        f"({T}, {T}); the model broadcasts it over the batch itself.")  # fmt: skip
+        got = expect_tensor(result, f"the mask for T = {T}", (T, T))
+        expected = causal_mask(T)
+        if got.is_floating_point() and torch.isinf(got).any():
+            raise Wrong("yours is an additive mask (0 and -inf); the book's masks are boolean "
+                        "(torch.bool), True = may attend, and masked_softmax puts the -inf "
+                        "in.")  # fmt: skip
+        if got.dtype != torch.bool:
+            raise Wrong(f"the mask has dtype {got.dtype}; use torch.bool (True = may attend).")
+        if torch.equal(got, expected):
+            continue
+        if torch.equal(got, ~expected):
+            raise Wrong(f"mask polarity: yours is True at the future -- {POLARITY}.")
+        if T > 1 and got.all():
+            raise Wrong("nothing is masked: row t may attend only to the keys 0..t.")
+        if torch.equal(got, torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=1)):
+            raise Wrong("position t sees position t+1: the causal mask is off by one.")
+        if torch.equal(got, torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=-1)):
+            raise Wrong("position t does not see itself: a query may attend to its own key.")
+        if torch.equal(got, expected.T):
+            raise Wrong("rows are queries and columns keys: your mask is transposed.")
+        raise Wrong(f"for T = {T} the mask should be\n{expected.int()}\nyours is\n{got.int()}")
+    return "right for T = 1, 4 and 7."
 
 
 # --- sinusoidal positions -------------------------------------------------------------------------
@@ -80,58 +65,52 @@ def _table(max_len: int, D: int, exponent: float = 1.0, start: int = 0, halves: 
     return torch.stack([torch.sin(angles), second], dim=-1).flatten(1)
 
 
+@check("sinusoidal positional encoding", call="fn(max_len, d_model)")
 def check_sinusoidal_encoding(fn: Callable[[int, int], Tensor]) -> Verdict:
     """``fn(max_len, d_model) -> (max_len, d_model)``: column 2j holds sin(i w_j), column 2j+1
     cos(i w_j), w_j = 10000^(-2j / d_model), for positions i = 0 .. max_len - 1."""
-
-    def probes() -> str:
-        _expect_function(fn, "fn(max_len, d_model)")
-        max_len, D = 50, 16
-        result = fn(max_len, D)
-        if isinstance(result, Tensor) and tuple(result.shape) == (D, max_len):
-            raise Wrong(f"your table is (d_model, max_len) = {(D, max_len)}: one row per "
-                        "position, (max_len, d_model).")  # fmt: skip
-        got = _tensor(result, "the table", (max_len, D))
-        expected = _table(max_len, D)
-        if _close(got, expected, 1e-4):
-            return "the table is right (sines in the even columns, cosines in the odd ones)."
-        swapped = expected.clone()
-        swapped[:, 0::2], swapped[:, 1::2] = expected[:, 1::2], expected[:, 0::2]
-        if _close(got, swapped, 1e-4):
-            raise Wrong("sin and cos are swapped: the even columns (0, 2, ...) hold the sines.")
-        w1 = 10000 ** (-2 / D)
-        mistakes = {
-            "the sines fill the first half of the columns and the cosines the second; the book "
-            "interleaves them: sin in the even columns 0, 2, ..., cos in the odd ones": {
-                "halves": True
-            },
-            "row i holds position i + 1: positions start at 0, so row 0 is sin 0 = 0, cos 0 = 1": {
-                "start": 1
-            },
-            "every column holds a sine: the odd columns 1, 3, ... hold cosines": {"cos": False},
-            "your exponent is half the right one: w_j = 10000^(-2j / d_model), where 2j is the "
-            f"even column index (you used j); so row 1, column 2 is sin({w1:.4f})": {
-                "exponent": 0.5
-            },
-            "your exponent is twice the right one: w_j = 10000^(-2j / d_model), where 2j is "
-            "already the even column index (you doubled it); so row 1, column 2 is "
-            f"sin({w1:.4f})": {"exponent": 2.0},
-            "the frequencies grow along the columns: w_j = 10000^(-2j / d_model), a negative "
-            "exponent, so that w_0 = 1 and the last columns turn slowest": {"exponent": -1.0},
-        }
-        for words, variant in mistakes.items():
-            if _close(got, _table(max_len, D, **variant), 1e-4):
-                raise Wrong(words + ".")
-        if _close(got[0], torch.zeros(D, dtype=got.dtype)):
-            raise Wrong("row 0 is all zeros: cos(0) = 1, so the odd columns of row 0 must be 1.")
-        if not _close(got[0], expected[0], 1e-4):
-            raise Wrong(f"row 0 should be {expected[0].tolist()} (sin 0 = 0, cos 0 = 1).")
-        raise Wrong(
-            "the frequencies differ: w_j = 10000^(-2j / d_model), where 2j is the even column "
-            f"index (so w_0 = 1 and row 1, column 2 is sin({w1:.4f}))."
-        )
-
-    return _run("sinusoidal positional encoding", probes)
+    max_len, D = 50, 16
+    result = fn(max_len, D)
+    if isinstance(result, Tensor) and tuple(result.shape) == (D, max_len):
+        raise Wrong(f"your table is (d_model, max_len) = {(D, max_len)}: one row per "
+                    "position, (max_len, d_model).")  # fmt: skip
+    got = expect_tensor(result, "the table", (max_len, D))
+    expected = _table(max_len, D)
+    if close(got, expected, 1e-4):
+        return "the table is right (sines in the even columns, cosines in the odd ones)."
+    swapped = expected.clone()
+    swapped[:, 0::2], swapped[:, 1::2] = expected[:, 1::2], expected[:, 0::2]
+    if close(got, swapped, 1e-4):
+        raise Wrong("sin and cos are swapped: the even columns (0, 2, ...) hold the sines.")
+    w1 = 10000 ** (-2 / D)
+    mistakes = {
+        "the sines fill the first half of the columns and the cosines the second; the book "
+        "interleaves them: sin in the even columns 0, 2, ..., cos in the odd ones": {
+            "halves": True
+        },
+        "row i holds position i + 1: positions start at 0, so row 0 is sin 0 = 0, cos 0 = 1": {
+            "start": 1
+        },
+        "every column holds a sine: the odd columns 1, 3, ... hold cosines": {"cos": False},
+        "your exponent is half the right one: w_j = 10000^(-2j / d_model), where 2j is the "
+        f"even column index (you used j); so row 1, column 2 is sin({w1:.4f})": {"exponent": 0.5},
+        "your exponent is twice the right one: w_j = 10000^(-2j / d_model), where 2j is "
+        "already the even column index (you doubled it); so row 1, column 2 is "
+        f"sin({w1:.4f})": {"exponent": 2.0},
+        "the frequencies grow along the columns: w_j = 10000^(-2j / d_model), a negative "
+        "exponent, so that w_0 = 1 and the last columns turn slowest": {"exponent": -1.0},
+    }
+    for words, variant in mistakes.items():
+        if close(got, _table(max_len, D, **variant), 1e-4):
+            raise Wrong(words + ".")
+    if close(got[0], torch.zeros(D, dtype=got.dtype)):
+        raise Wrong("row 0 is all zeros: cos(0) = 1, so the odd columns of row 0 must be 1.")
+    if not close(got[0], expected[0], 1e-4):
+        raise Wrong(f"row 0 should be {expected[0].tolist()} (sin 0 = 0, cos 0 = 1).")
+    raise Wrong(
+        "the frequencies differ: w_j = 10000^(-2j / d_model), where 2j is the even column "
+        f"index (so w_0 = 1 and row 1, column 2 is sin({w1:.4f}))."
+    )
 
 
 # --- LayerNorm ------------------------------------------------------------------------------------
@@ -140,110 +119,100 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], Tensor]) -> Verdict:
 def _layer_norm_input() -> Tensor:
     """``(B, T, D)`` with one position whose features barely vary (variance ~1e-6 < eps): there
     eps decides the output, so its place shows."""
-    x = _random(3, 4, 8) * 3 + 1
-    x[0, 0] = 2.0 + 1e-3 * _random(8, seed=4)
+    x = randn(3, 4, 8) * 3 + 1
+    x[0, 0] = 2.0 + 1e-3 * randn(8, seed=4)
     return x
 
 
+@check("LayerNorm", call="fn(x)")
 def check_layer_norm(fn: Callable[[Tensor], Tensor], eps: float = 1e-5) -> Verdict:
     """``fn(x) -> y`` for ``x`` of shape ``(B, T, D)``: each position normalised over its ``D``
     features to mean 0 and variance 1 (biased variance, ``eps`` inside the square root; a
     position whose features barely vary shows where eps is)."""
-
-    def probes() -> str:
-        _expect_function(fn, "fn(x)")
-        x = _layer_norm_input()
-        expected = torch.nn.functional.layer_norm(x, (8,), eps=eps)
-        got = _tensor(fn(x.clone()), "the output", x.shape)
-        if _close(got, expected, 1e-6):
-            return "every position is normalised over its features, as nn.LayerNorm does."
-        wrong_axes = {
-            (0,): "the batch axis B (that is BatchNorm)",
-            (1,): "the time axis T",
-            (0, 1): "the batch and time axes (that is BatchNorm)",
-            (0, 1, 2): "the whole tensor at once",
-        }
-        for axes, name in wrong_axes.items():
-            mean = x.mean(axes, keepdim=True)
-            other = (x - mean) / torch.sqrt(x.var(axes, keepdim=True, unbiased=False) + eps)
-            if _close(got, other, 1e-6):
-                raise Wrong(f"you normalise over {name}; LayerNorm normalises each position "
-                            "over its own D features (the last axis).")  # fmt: skip
-        mean, centred = x.mean(-1, keepdim=True), x - x.mean(-1, keepdim=True)
-        var, unbiased = x.var(-1, keepdim=True, unbiased=False), x.var(-1, keepdim=True)
-        mistakes = {
-            "use the biased variance (divide by D, not D - 1), as nn.LayerNorm does": centred
-            / torch.sqrt(unbiased + eps),
-            "eps goes inside the square root: (x - mean) / sqrt(var + eps), not / (std + eps); "
-            "it shows where a position's features barely vary": centred / (var.sqrt() + eps),
-            "you divide by the unbiased std plus eps (x.std() is unbiased): LayerNorm divides by "
-            "sqrt(var + eps) with the biased variance": centred / (unbiased.sqrt() + eps),
-            "eps is missing: (x - mean) / sqrt(var + eps) stays finite and smooth where a "
-            "position's features barely vary": centred / var.sqrt(),
-            "you divide by the variance; divide by its square root, sqrt(var + eps)": centred
-            / (var + eps),
-            "the mean is not subtracted: y = (x - mean) / sqrt(var + eps)": x
-            / torch.sqrt(var + eps),
-            "you subtract the mean but do not divide by sqrt(var + eps)": x - mean,
-        }
-        for words, wrong in mistakes.items():
-            if _close(got, wrong, 1e-6):
-                raise Wrong(words + ".")
-        raise Wrong("the output differs from (x - mean) / sqrt(var + eps) over the last axis.")
-
-    return _run("LayerNorm", probes)
+    x = _layer_norm_input()
+    expected = torch.nn.functional.layer_norm(x, (8,), eps=eps)
+    got = expect_tensor(fn(x.clone()), "the output", x.shape)
+    if close(got, expected, 1e-6):
+        return "every position is normalised over its features, as nn.LayerNorm does."
+    wrong_axes = {
+        (0,): "the batch axis B (that is BatchNorm)",
+        (1,): "the time axis T",
+        (0, 1): "the batch and time axes (that is BatchNorm)",
+        (0, 1, 2): "the whole tensor at once",
+    }
+    for axes, name in wrong_axes.items():
+        mean = x.mean(axes, keepdim=True)
+        other = (x - mean) / torch.sqrt(x.var(axes, keepdim=True, unbiased=False) + eps)
+        if close(got, other, 1e-6):
+            raise Wrong(f"you normalise over {name}; LayerNorm normalises each position "
+                        "over its own D features (the last axis).")  # fmt: skip
+    mean, centred = x.mean(-1, keepdim=True), x - x.mean(-1, keepdim=True)
+    var, unbiased = x.var(-1, keepdim=True, unbiased=False), x.var(-1, keepdim=True)
+    mistakes = {
+        "use the biased variance (divide by D, not D - 1), as nn.LayerNorm does": centred
+        / torch.sqrt(unbiased + eps),
+        "eps goes inside the square root: (x - mean) / sqrt(var + eps), not / (std + eps); "
+        "it shows where a position's features barely vary": centred / (var.sqrt() + eps),
+        "you divide by the unbiased std plus eps (x.std() is unbiased): LayerNorm divides by "
+        "sqrt(var + eps) with the biased variance": centred / (unbiased.sqrt() + eps),
+        "eps is missing: (x - mean) / sqrt(var + eps) stays finite and smooth where a "
+        "position's features barely vary": centred / var.sqrt(),
+        "you divide by the variance; divide by its square root, sqrt(var + eps)": centred
+        / (var + eps),
+        "the mean is not subtracted: y = (x - mean) / sqrt(var + eps)": x / torch.sqrt(var + eps),
+        "you subtract the mean but do not divide by sqrt(var + eps)": x - mean,
+    }
+    for words, wrong in mistakes.items():
+        if close(got, wrong, 1e-6):
+            raise Wrong(words + ".")
+    raise Wrong("the output differs from (x - mean) / sqrt(var + eps) over the last axis.")
 
 
 # --- the position-wise feed-forward network -----------------------------------------------------
 
 
+@check("position-wise feed-forward network", build="cls(d_model, d_ff)", call="ffn(x)")
 def check_feed_forward(cls: type) -> Verdict:
     """``cls(d_model, d_ff)``: ``linear2(relu(linear1(x)))``, the same at every position; called
     on ``(B, T, D)``."""
-
-    def probes() -> str:
-        _expect_class(cls, "cls(d_model, d_ff)", "ffn(x)")
-        D, F, B, T = 8, 32, 2, 5
-        torch.manual_seed(0)
-        mine = cls(D, F)
-        _with_weights_of(mine, PositionwiseFeedForward(D, F), ("linear1", "linear2"))
-        mine = mine.double().eval()
-        reference = PositionwiseFeedForward(D, F).double().eval()
-        _with_weights_of(mine, reference, ("linear1", "linear2"))
-        x = _random(B, T, D)
-        with torch.no_grad():
-            got = _tensor(mine(x), "the output", (B, T, D))
-            if _close(got, reference(x)):
-                return "linear1 -> ReLU -> linear2, position by position, is right."
-            l1, l2 = mine.linear1, mine.linear2
-            mistakes = {
-                "there is no ReLU between the two layers: two linear maps in a row are one "
-                "linear map": l2(l1(x)),
-                "the ReLU comes after linear2; it belongs between the two layers": torch.relu(
-                    l2(l1(x))
-                ),
-                "the activation is GELU; the book's network (the paper's) uses ReLU": l2(
-                    torch.nn.functional.gelu(l1(x))
-                ),
-                "the ReLU is applied to the input x; it belongs between linear1 and linear2": l2(
-                    l1(torch.relu(x))
-                ),
-                "you add the input x back: the residual connection belongs to the block (chapter "
-                "11's Add & Norm), the network itself is linear2(relu(linear1(x)))": x
-                + reference(x),
-            }
-            for words, wrong in mistakes.items():
-                if _close(got, wrong):
-                    raise Wrong(words + ".")
-            alone = torch.cat([mine(x[:, t : t + 1]) for t in range(T)], dim=1)  # one at a time
-            if _close(alone, reference(x)):
-                raise Wrong(
-                    "a position's output depends on the other positions: the network must act "
-                    "on each position separately (the same weights at each)."
-                )
-        raise Wrong("the output differs from linear2(relu(linear1(x))).")
-
-    return _run("position-wise feed-forward network", probes)
+    D, F, B, T = 8, 32, 2, 5
+    torch.manual_seed(0)
+    mine = cls(D, F)
+    with_weights_of(mine, PositionwiseFeedForward(D, F), ("linear1", "linear2"))
+    mine = mine.double().eval()
+    reference = PositionwiseFeedForward(D, F).double().eval()
+    with_weights_of(mine, reference, ("linear1", "linear2"))
+    x = randn(B, T, D)
+    with torch.no_grad():
+        got = expect_tensor(mine(x), "the output", (B, T, D))
+        if close(got, reference(x)):
+            return "linear1 -> ReLU -> linear2, position by position, is right."
+        l1, l2 = mine.linear1, mine.linear2
+        mistakes = {
+            "there is no ReLU between the two layers: two linear maps in a row are one "
+            "linear map": l2(l1(x)),
+            "the ReLU comes after linear2; it belongs between the two layers": torch.relu(
+                l2(l1(x))
+            ),
+            "the activation is GELU; the book's network (the paper's) uses ReLU": l2(
+                torch.nn.functional.gelu(l1(x))
+            ),
+            "the ReLU is applied to the input x; it belongs between linear1 and linear2": l2(
+                l1(torch.relu(x))
+            ),
+            "you add the input x back: the residual connection belongs to the block (chapter "
+            "11's Add & Norm), the network itself is linear2(relu(linear1(x)))": x + reference(x),
+        }
+        for words, wrong in mistakes.items():
+            if close(got, wrong):
+                raise Wrong(words + ".")
+        alone = torch.cat([mine(x[:, t : t + 1]) for t in range(T)], dim=1)  # one at a time
+        if close(alone, reference(x)):
+            raise Wrong(
+                "a position's output depends on the other positions: the network must act "
+                "on each position separately (the same weights at each)."
+            )
+    raise Wrong("the output differs from linear2(relu(linear1(x))).")
 
 
 # --- the label-smoothed loss ---------------------------------------------------------------------
@@ -255,70 +224,64 @@ def _smoothed(log_p: Tensor, target: Tensor, eps: float, right: float | None = N
     return -(1 - eps if right is None else right) * on_target - eps * log_p.mean(-1)
 
 
+@check("label-smoothed loss", build="cls(smoothing)", call="loss(logits, target)")
 def check_label_smoothing(cls: type) -> Verdict:
     """``cls(smoothing)``: label-smoothed cross-entropy, averaged over the non-padding targets;
     called as ``loss(logits, target)``; value and gradients, padding gets none."""
-
-    def probes() -> str:
-        _expect_class(cls, "cls(smoothing)", "loss(logits, target)")
-        B, T, V, eps = 3, 4, 7, 0.1
-        logits = _random(B, T, V)
-        target = torch.randint(1, V, (B, T), generator=torch.Generator().manual_seed(3))
-        target[0, 2:], target[2, 1:] = PAD_ID, PAD_ID  # padding of different lengths
-        mine = cls(eps)
-        got = mine(logits, target)
-        if not isinstance(got, Tensor) or got.dim() != 0:
-            raise Wrong("the loss should be one number (a 0-dimensional tensor), the mean.")
-        expected = LabelSmoothingLoss(eps)(logits, target)
-        if _close(got, expected, 1e-8):
-            x, y = logits.clone().requires_grad_(), logits.clone().requires_grad_()
-            mine_loss = mine(x, target)
-            _backward(mine_loss, "the loss")
-            LabelSmoothingLoss(eps)(y, target).backward()
-            if x.grad is None:
-                raise Wrong("no gradient reaches the logits: did you detach() something?")
-            if (x.grad[target == PAD_ID].abs() > 0).any():
-                raise Wrong("padding positions get a gradient: they must not count at all.")
-            if not _close(x.grad, y.grad, _tolerance(mine_loss)):
-                raise Wrong("the value is right but the gradients differ from the reference.")
-            return "smoothing, padding and the mean over real tokens are right."
-        log_p = torch.log_softmax(logits, -1)
-        per_token = _smoothed(log_p, target, eps)
-        real = target != PAD_ID
-        n = int(real.sum())
-        smooth = torch.full_like(log_p, eps / V) + (1 - eps) * torch.nn.functional.one_hot(
-            target, V
-        )
-        entropy = (smooth * smooth.log()).sum(-1)[real].mean()
-        mistakes = {
-            f"padding positions count in the mean: average over the real targets only ({n} of "
-            f"{B * T} here)": per_token.mean(),
-            f"no smoothing: with ε = {eps} the right token's target is {1 - eps} and every token "
-            f"gets ε / V = {eps / V:.4f} on top": LabelSmoothingLoss(0.0)(logits, target),
-            "you divide by the number of sentences; divide by the number of real target "
-            "tokens": per_token[real].sum() / B,
-            f"you sum over the real target tokens; the loss is their mean (divide by {n})": (
-                per_token[real].sum()
-            ),
-            "the logits go in as if they were log-probabilities: take log_softmax of them "
-            "first": _smoothed(logits, target, eps)[real].mean(),
-            "you use the probabilities, not their logarithm: the cross-entropy takes "
-            "log_softmax(logits)": _smoothed(log_p.exp(), target, eps)[real].mean(),
-            f"the right token's target is 1 - ε = {1 - eps}, not 1: it gives ε away to the "
-            "smoothing": _smoothed(log_p, target, eps, right=1.0)[real].mean(),
-            "you compute the KL divergence to the smoothed target (nn.KLDivLoss); the book's "
-            "loss is the cross-entropy, which is larger by the target's entropy, a constant "
-            f"{-float(entropy):.4f} here": per_token[real].mean() + entropy,
-        }
-        for words, wrong in mistakes.items():
-            if _close(got, wrong):
-                raise Wrong(words + ".")
-        on_target = log_p.gather(-1, target[..., None]).squeeze(-1)
-        off_true = -(1 - eps) * on_target - eps / (V - 1) * (log_p.sum(-1) - on_target)
-        if _close(got, off_true[real].mean()):
-            raise Wrong("ε is spread over the V - 1 wrong tokens; this book (like PyTorch's "
-                        "label_smoothing) spreads ε / V over all V tokens.")  # fmt: skip
-        raise Wrong(f"the loss is {got.item():.6f}, expected {expected.item():.6f} "
-                    f"(logits {tuple(logits.shape)}, targets {tuple(target.shape)}).")  # fmt: skip
-
-    return _run("label-smoothed loss", probes)
+    B, T, V, eps = 3, 4, 7, 0.1
+    logits = randn(B, T, V)
+    target = torch.randint(1, V, (B, T), generator=torch.Generator().manual_seed(3))
+    target[0, 2:], target[2, 1:] = PAD_ID, PAD_ID  # padding of different lengths
+    mine = cls(eps)
+    got = mine(logits, target)
+    if not isinstance(got, Tensor) or got.dim() != 0:
+        raise Wrong("the loss should be one number (a 0-dimensional tensor), the mean.")
+    expected = LabelSmoothingLoss(eps)(logits, target)
+    if close(got, expected, 1e-8):
+        x, y = logits.clone().requires_grad_(), logits.clone().requires_grad_()
+        mine_loss = mine(x, target)
+        backward(mine_loss, "the loss")
+        LabelSmoothingLoss(eps)(y, target).backward()
+        if x.grad is None:
+            raise Wrong("no gradient reaches the logits: did you detach() something?")
+        if (x.grad[target == PAD_ID].abs() > 0).any():
+            raise Wrong("padding positions get a gradient: they must not count at all.")
+        if not close(x.grad, y.grad, tolerance(mine_loss)):
+            raise Wrong("the value is right but the gradients differ from the reference.")
+        return "smoothing, padding and the mean over real tokens are right."
+    log_p = torch.log_softmax(logits, -1)
+    per_token = _smoothed(log_p, target, eps)
+    real = target != PAD_ID
+    n = int(real.sum())
+    smooth = torch.full_like(log_p, eps / V) + (1 - eps) * torch.nn.functional.one_hot(target, V)
+    entropy = (smooth * smooth.log()).sum(-1)[real].mean()
+    mistakes = {
+        f"padding positions count in the mean: average over the real targets only ({n} of "
+        f"{B * T} here)": per_token.mean(),
+        f"no smoothing: with ε = {eps} the right token's target is {1 - eps} and every token "
+        f"gets ε / V = {eps / V:.4f} on top": LabelSmoothingLoss(0.0)(logits, target),
+        "you divide by the number of sentences; divide by the number of real target "
+        "tokens": per_token[real].sum() / B,
+        f"you sum over the real target tokens; the loss is their mean (divide by {n})": (
+            per_token[real].sum()
+        ),
+        "the logits go in as if they were log-probabilities: take log_softmax of them "
+        "first": _smoothed(logits, target, eps)[real].mean(),
+        "you use the probabilities, not their logarithm: the cross-entropy takes "
+        "log_softmax(logits)": _smoothed(log_p.exp(), target, eps)[real].mean(),
+        f"the right token's target is 1 - ε = {1 - eps}, not 1: it gives ε away to the "
+        "smoothing": _smoothed(log_p, target, eps, right=1.0)[real].mean(),
+        "you compute the KL divergence to the smoothed target (nn.KLDivLoss); the book's "
+        "loss is the cross-entropy, which is larger by the target's entropy, a constant "
+        f"{-float(entropy):.4f} here": per_token[real].mean() + entropy,
+    }
+    for words, wrong in mistakes.items():
+        if close(got, wrong):
+            raise Wrong(words + ".")
+    on_target = log_p.gather(-1, target[..., None]).squeeze(-1)
+    off_true = -(1 - eps) * on_target - eps / (V - 1) * (log_p.sum(-1) - on_target)
+    if close(got, off_true[real].mean()):
+        raise Wrong("ε is spread over the V - 1 wrong tokens; this book (like PyTorch's "
+                    "label_smoothing) spreads ε / V over all V tokens.")  # fmt: skip
+    raise Wrong(f"the loss is {got.item():.6f}, expected {expected.item():.6f} "
+                f"(logits {tuple(logits.shape)}, targets {tuple(target.shape)}).")  # fmt: skip

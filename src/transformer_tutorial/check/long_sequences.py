@@ -11,16 +11,9 @@ from torch import Tensor
 
 from ..attention import attention
 from ..local_attention import band_mask
-from .verdict import (
-    POLARITY,
-    Verdict,
-    Wrong,
-    _close,
-    _expect_function,
-    _random,
-    _run,
-    _tensor,
-)
+from .engine import check
+from .tensors import close, expect_tensor, randn
+from .verdict import POLARITY, Verdict, Wrong
 
 # --- banded local attention ------------------------------------------------------------------
 
@@ -59,14 +52,14 @@ def _gathered(q: Tensor, k: Tensor, v: Tensor, lo: int, hi: int, edge: str) -> T
 def _same(a: Tensor, b: Tensor) -> bool:
     """Equal to the rounding of the coarser dtype (a reader may compute in float32)."""
     tol = max({torch.float64: 1e-8, torch.float32: 1e-4}.get(t.dtype, 5e-3) for t in (a, b))
-    return _close(a.detach().to(torch.float64), b.detach().to(torch.float64), tol)
+    return close(a.detach().to(torch.float64), b.detach().to(torch.float64), tol)
 
 
 def _call(fn: Callable, q: Tensor, k: Tensor, v: Tensor, window: int, causal: bool, real) -> Tensor:
     result = fn(q, k, v, window, causal=causal, key_padding=real)
     if isinstance(result, tuple) and len(result) == 2:  # (out, weights) is fine too
         result = result[0]
-    return _tensor(result, "the output", tuple(v.shape))
+    return expect_tensor(result, "the output", tuple(v.shape))
 
 
 def _setting(window: int, causal: bool, real: Tensor | None, T: int) -> str:
@@ -190,67 +183,63 @@ def _diagnose(got: Tensor, q: Tensor, k: Tensor, v: Tensor, w: int, causal: bool
     )
 
 
+@check("banded local attention", call="fn(q, k, v, window, causal=False, key_padding=None)")
 def check_banded_attention(fn: Callable[..., Tensor]) -> Verdict:
     """``fn(q, k, v, window, causal=False, key_padding=None) -> out``: attention of each frame
     ``t`` to the keys ``s`` with ``|t - s| <= window`` (and ``s <= t`` when ``causal``), padding
     frames (``key_padding`` False) never seen; q, k ``(B, H, T, Dh)``, v ``(B, H, T, Dv)``,
     out ``(B, H, T, Dv)``; a frame that sees no key gets zeros. It must equal the book's full
     ``attention`` under ``band_mask(T, window, causal) & key_padding[:, None, None, :]``."""
-
-    def probes() -> str:
-        _expect_function(fn, "fn(q, k, v, window, causal=False, key_padding=None)")
-        B, H, T, Dh, Dv = 2, 2, 11, 8, 5
-        q, k, v = (
-            _random(B, H, T, Dh),
-            _random(B, H, T, Dh, seed=1),
-            _random(B, H, T, Dv, seed=2),
-        )
-        real = torch.ones(B, T, dtype=torch.bool)
-        real[1, 7:] = False  # sequence 1 ends at frame 6: frame 10's keys (8 .. 10) are padding
-        settings = [
-            (2, False, None),  # the band, both sides
-            (3, True, None),  # the causal band
-            (2, False, real),  # with padding; one frame sees no key at all
-            (1, True, real),
-        ]
-        for window, causal, pad in settings:
-            got = _call(fn, q.clone(), k.clone(), v.clone(), window, causal, pad)
-            mask = band_mask(T, window, causal)
-            if pad is not None:
-                mask = mask & pad[:, None, None, :]
-            if not _same(got, _masked(q, k, v, mask)):
-                raise Wrong(_diagnose(got, q, k, v, window, causal, pad))
-        for window, T_short in ((0, 6), (8, 5), (5, 6)):  # itself only; the whole sequence
-            qs, ks, vs = q[..., :T_short, :], k[..., :T_short, :], v[..., :T_short, :]
-            got = _call(fn, qs, ks, vs, window, False, None)
-            if not _same(got, _masked(qs, ks, vs, band_mask(T_short, window))):
-                what = (
-                    "each frame sees only itself, so the output is v"
-                    if window == 0
-                    else "the band covers the whole sequence: it is full attention"
-                )
-                raise Wrong(f"with window = {window} and T = {T_short}, {what}. "
-                            + _diagnose(got, qs, ks, vs, window, False, None))  # fmt: skip
-        # gradients, including through the frame that sees no key
-        mine = [t.clone().requires_grad_() for t in (q, k, v)]
-        ours = [t.clone().requires_grad_() for t in (q, k, v)]
-        grad_out = _random(B, H, T, Dv, seed=3)
-        out = _call(fn, *mine, 2, False, real)
-        (out * grad_out).sum().backward()
-        mask = band_mask(T, 2) & real[:, None, None, :]
-        (_masked(*ours, mask) * grad_out).sum().backward()
-        for name, a, b in zip("qkv", mine, ours, strict=True):
-            if a.grad is None:
-                raise Wrong(f"no gradient reaches {name}: keep the computation in autograd.")
-            if torch.isnan(a.grad).any():
-                raise Wrong(f"the gradient with respect to {name} has NaN: a frame that sees no "
-                            "key must not reach the softmax as a row of -inf.")  # fmt: skip
-            if not _same(a.grad.to(out.dtype), b.grad):  # to the output's rounding
-                raise Wrong(f"the values are right but the gradient with respect to {name} "
-                            "differs from the reference.")  # fmt: skip
-        return (
-            "equal to full attention under the band mask: both ends of the band, causal or not, "
-            "the edges of the sequence, padding, window 0 and window >= T, and the gradients."
-        )
-
-    return _run("banded local attention", probes)
+    B, H, T, Dh, Dv = 2, 2, 11, 8, 5
+    q, k, v = (
+        randn(B, H, T, Dh),
+        randn(B, H, T, Dh, seed=1),
+        randn(B, H, T, Dv, seed=2),
+    )
+    real = torch.ones(B, T, dtype=torch.bool)
+    real[1, 7:] = False  # sequence 1 ends at frame 6: frame 10's keys (8 .. 10) are padding
+    settings = [
+        (2, False, None),  # the band, both sides
+        (3, True, None),  # the causal band
+        (2, False, real),  # with padding; one frame sees no key at all
+        (1, True, real),
+    ]
+    for window, causal, pad in settings:
+        got = _call(fn, q.clone(), k.clone(), v.clone(), window, causal, pad)
+        mask = band_mask(T, window, causal)
+        if pad is not None:
+            mask = mask & pad[:, None, None, :]
+        if not _same(got, _masked(q, k, v, mask)):
+            raise Wrong(_diagnose(got, q, k, v, window, causal, pad))
+    for window, T_short in ((0, 6), (8, 5), (5, 6)):  # itself only; the whole sequence
+        qs, ks, vs = q[..., :T_short, :], k[..., :T_short, :], v[..., :T_short, :]
+        got = _call(fn, qs, ks, vs, window, False, None)
+        if not _same(got, _masked(qs, ks, vs, band_mask(T_short, window))):
+            what = (
+                "each frame sees only itself, so the output is v"
+                if window == 0
+                else "the band covers the whole sequence: it is full attention"
+            )
+            raise Wrong(f"with window = {window} and T = {T_short}, {what}. "
+                        + _diagnose(got, qs, ks, vs, window, False, None))  # fmt: skip
+    # gradients, including through the frame that sees no key
+    mine = [t.clone().requires_grad_() for t in (q, k, v)]
+    ours = [t.clone().requires_grad_() for t in (q, k, v)]
+    grad_out = randn(B, H, T, Dv, seed=3)
+    out = _call(fn, *mine, 2, False, real)
+    (out * grad_out).sum().backward()
+    mask = band_mask(T, 2) & real[:, None, None, :]
+    (_masked(*ours, mask) * grad_out).sum().backward()
+    for name, a, b in zip("qkv", mine, ours, strict=True):
+        if a.grad is None:
+            raise Wrong(f"no gradient reaches {name}: keep the computation in autograd.")
+        if torch.isnan(a.grad).any():
+            raise Wrong(f"the gradient with respect to {name} has NaN: a frame that sees no "
+                        "key must not reach the softmax as a row of -inf.")  # fmt: skip
+        if not _same(a.grad.to(out.dtype), b.grad):  # to the output's rounding
+            raise Wrong(f"the values are right but the gradient with respect to {name} "
+                        "differs from the reference.")  # fmt: skip
+    return (
+        "equal to full attention under the band mask: both ends of the band, causal or not, "
+        "the edges of the sequence, padding, window 0 and window >= T, and the gradients."
+    )

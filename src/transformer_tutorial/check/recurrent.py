@@ -8,18 +8,9 @@ import torch
 
 from ..lstm import LSTMCell
 from ..rnn import RNNCell
-from .verdict import (
-    Verdict,
-    Wrong,
-    _backward,
-    _close,
-    _expect_class,
-    _random,
-    _run,
-    _tensor,
-    _tolerance,
-    _with_weights_of,
-)
+from .engine import check
+from .tensors import backward, close, expect_tensor, randn, tolerance, with_weights_of
+from .verdict import Verdict, Wrong
 
 # --- the LSTM cell --------------------------------------------------------------------------------
 
@@ -70,110 +61,100 @@ def _lstm_mistakes(blocks, c, want_c):
            (tanh(o) * tanh(want_c), want_c))  # fmt: skip
 
 
+@check("LSTM cell", build="cls(input_size, hidden_size)", call="cell(x, (h, c))")
 def check_lstm_cell(cls: type) -> Verdict:
     """``cls(input_size, hidden_size)``: ``z = in_proj(x) + state_proj(h)`` in four blocks
     i, f, g, o (PyTorch's order); ``c' = sigmoid(f) c + sigmoid(i) tanh(g)``,
     ``h' = sigmoid(o) tanh(c')``; called as ``cell(x, (h, c))``, it returns ``(h', c')``;
     values and gradients."""
-
-    def probes() -> str:
-        _expect_class(cls, "cls(input_size, hidden_size)", "cell(x, (h, c))")
-        D, H, B = 3, 5, 4
-        torch.manual_seed(0)
-        mine = cls(D, H)
-        _with_weights_of(mine, LSTMCell(D, H), ("in_proj", "state_proj"))
-        mine = mine.double()
-        reference = LSTMCell(D, H).double()
-        _with_weights_of(mine, reference, ("in_proj", "state_proj"))
-        x, h, c = _random(B, D), _random(B, H, seed=1), _random(B, H, seed=2)
-        got = mine(x, (h, c))
-        if isinstance(got, torch.Tensor):
-            raise Wrong("return the new state as a pair (h, c), not h alone: the next step "
-                        "needs the memory c too.")  # fmt: skip
-        if not (isinstance(got, tuple) and len(got) == 2):
-            raise Wrong("return the new state as a pair (h, c).")
-        got_h, got_c = _tensor(got[0], "h", (B, H)), _tensor(got[1], "c", (B, H))
-        want_h, want_c = reference(x, (h, c))
-        if _close(got_h, want_h) and _close(got_c, want_c):
-            x_, h_ = x.clone().requires_grad_(), h.clone().requires_grad_()
-            mine_h, mine_c = mine(x_, (h_, c))
-            _backward(mine_h.sum() + mine_c.sum(), "h and c")
-            x2, h2 = x.clone().requires_grad_(), h.clone().requires_grad_()
-            sum(t.sum() for t in reference(x2, (h2, c))).backward()
-            tol = _tolerance(mine_h)
-            for name, grad in (("x", x_.grad), ("h", h_.grad)):
-                if grad is None:
-                    raise Wrong(f"no gradient reaches {name}: did you detach() something?")
-            if not (_close(x_.grad, x2.grad, tol) and _close(h_.grad, h2.grad, tol)):
-                raise Wrong("the values are right but the gradients differ from the reference.")
-            return "gates, memory update, output and gradients are right (PyTorch's gate order)."
-        if _close(got_h, want_c) and _close(got_c, want_h):
-            raise Wrong("you return (c, h): the cell returns its new state as (h, c), h first.")
-        if _close(got_c, c):
-            raise Wrong("you return the old memory c: return the new one, c' = sigmoid(f) c + "
-                        "sigmoid(i) tanh(g).")  # fmt: skip
-        blocks = (mine.in_proj(x) + mine.state_proj(h)).chunk(4, dim=-1)
-        for words, (h_, c_) in _lstm_mistakes(blocks, c, want_c):
-            if _close(got_c, c_) and _close(got_h, h_):
-                raise Wrong(words)
-        only_x = _lstm_step(*mine.in_proj(x).chunk(4, dim=-1), c)
-        if _close(got_h, only_x[0]) and _close(got_c, only_x[1]):
-            raise Wrong("the previous h is not used: z = in_proj(x) + state_proj(h).")
-        if _close(got_c, want_c):
-            raise Wrong("c is right but h is not: h = sigmoid(o) * tanh(c').")
-        raise Wrong(f"the new memory c differs from the reference (x {tuple(x.shape)}, "
-                    f"h and c {tuple(h.shape)}).")  # fmt: skip
-
-    return _run("LSTM cell", probes)
+    D, H, B = 3, 5, 4
+    torch.manual_seed(0)
+    mine = cls(D, H)
+    with_weights_of(mine, LSTMCell(D, H), ("in_proj", "state_proj"))
+    mine = mine.double()
+    reference = LSTMCell(D, H).double()
+    with_weights_of(mine, reference, ("in_proj", "state_proj"))
+    x, h, c = randn(B, D), randn(B, H, seed=1), randn(B, H, seed=2)
+    got = mine(x, (h, c))
+    if isinstance(got, torch.Tensor):
+        raise Wrong("return the new state as a pair (h, c), not h alone: the next step "
+                    "needs the memory c too.")  # fmt: skip
+    if not (isinstance(got, tuple) and len(got) == 2):
+        raise Wrong("return the new state as a pair (h, c).")
+    got_h, got_c = expect_tensor(got[0], "h", (B, H)), expect_tensor(got[1], "c", (B, H))
+    want_h, want_c = reference(x, (h, c))
+    if close(got_h, want_h) and close(got_c, want_c):
+        x_, h_ = x.clone().requires_grad_(), h.clone().requires_grad_()
+        mine_h, mine_c = mine(x_, (h_, c))
+        backward(mine_h.sum() + mine_c.sum(), "h and c")
+        x2, h2 = x.clone().requires_grad_(), h.clone().requires_grad_()
+        sum(t.sum() for t in reference(x2, (h2, c))).backward()
+        tol = tolerance(mine_h)
+        for name, grad in (("x", x_.grad), ("h", h_.grad)):
+            if grad is None:
+                raise Wrong(f"no gradient reaches {name}: did you detach() something?")
+        if not (close(x_.grad, x2.grad, tol) and close(h_.grad, h2.grad, tol)):
+            raise Wrong("the values are right but the gradients differ from the reference.")
+        return "gates, memory update, output and gradients are right (PyTorch's gate order)."
+    if close(got_h, want_c) and close(got_c, want_h):
+        raise Wrong("you return (c, h): the cell returns its new state as (h, c), h first.")
+    if close(got_c, c):
+        raise Wrong("you return the old memory c: return the new one, c' = sigmoid(f) c + "
+                    "sigmoid(i) tanh(g).")  # fmt: skip
+    blocks = (mine.in_proj(x) + mine.state_proj(h)).chunk(4, dim=-1)
+    for words, (h_, c_) in _lstm_mistakes(blocks, c, want_c):
+        if close(got_c, c_) and close(got_h, h_):
+            raise Wrong(words)
+    only_x = _lstm_step(*mine.in_proj(x).chunk(4, dim=-1), c)
+    if close(got_h, only_x[0]) and close(got_c, only_x[1]):
+        raise Wrong("the previous h is not used: z = in_proj(x) + state_proj(h).")
+    if close(got_c, want_c):
+        raise Wrong("c is right but h is not: h = sigmoid(o) * tanh(c').")
+    raise Wrong(f"the new memory c differs from the reference (x {tuple(x.shape)}, "
+                f"h and c {tuple(h.shape)}).")  # fmt: skip
 
 
 # --- the RNN cell ---------------------------------------------------------------------------------
 
 
+@check("RNN cell", build="cls(input_size, hidden_size)", call="cell(x, s_prev)")
 def check_rnn_cell(cls: type) -> Verdict:
     """``cls(input_size, hidden_size)``: ``s = tanh(in_proj(x) + state_proj(s_prev))``, called as
     ``cell(x, s_prev)``; it returns the new state, a tensor."""
-
-    def probes() -> str:
-        _expect_class(cls, "cls(input_size, hidden_size)", "cell(x, s_prev)")
-        D, H, B = 3, 5, 4
-        torch.manual_seed(0)
-        mine = cls(D, H)
-        _with_weights_of(mine, RNNCell(D, H), ("in_proj", "state_proj"))
-        mine = mine.double()
-        reference = RNNCell(D, H).double()
-        _with_weights_of(mine, reference, ("in_proj", "state_proj"))
-        x, s = _random(B, D), _random(B, H, seed=1)
-        got = mine(x, s)
-        if isinstance(got, tuple):
-            raise Wrong("return the new state s alone, a tensor (B, hidden_size), not a tuple: "
-                        "the RNN cell's output is its state.")  # fmt: skip
-        got = _tensor(got, "the new state", (B, H))
-        if _close(got, reference(x, s)):
-            return "the state update s = tanh(in_proj(x) + state_proj(s_prev)) is right."
-        a, b = mine.in_proj(x), mine.state_proj(s)
-        mistakes = {
-            "you left out the tanh: without it the state grows without bound.": a + b,
-            "the previous state is not used: add state_proj(s_prev) before the tanh.": torch.tanh(
-                a
-            ),
-            "the input is not used: add in_proj(x) before the tanh.": torch.tanh(b),
-            "the RNN cell squashes with tanh, not sigmoid: a sigmoid state is always positive.": (
-                torch.sigmoid(a + b)
-            ),
-            "the RNN cell squashes with tanh, not ReLU: a ReLU state can grow without bound.": (
-                torch.relu(a + b)
-            ),
-            "the tanh covers only in_proj(x): s = tanh(in_proj(x) + state_proj(s_prev)).": (
-                torch.tanh(a) + b
-            ),
-            "s_prev is added as it is: it goes through state_proj first, s = tanh(in_proj(x) + "
-            "state_proj(s_prev)).": torch.tanh(a + s),
-        }
-        for words, wrong in mistakes.items():
-            if _close(got, wrong):
-                raise Wrong(words)
-        raise Wrong(f"the new state differs from the reference (x {tuple(x.shape)}, "
-                    f"s_prev {tuple(s.shape)}).")  # fmt: skip
-
-    return _run("RNN cell", probes)
+    D, H, B = 3, 5, 4
+    torch.manual_seed(0)
+    mine = cls(D, H)
+    with_weights_of(mine, RNNCell(D, H), ("in_proj", "state_proj"))
+    mine = mine.double()
+    reference = RNNCell(D, H).double()
+    with_weights_of(mine, reference, ("in_proj", "state_proj"))
+    x, s = randn(B, D), randn(B, H, seed=1)
+    got = mine(x, s)
+    if isinstance(got, tuple):
+        raise Wrong("return the new state s alone, a tensor (B, hidden_size), not a tuple: "
+                    "the RNN cell's output is its state.")  # fmt: skip
+    got = expect_tensor(got, "the new state", (B, H))
+    if close(got, reference(x, s)):
+        return "the state update s = tanh(in_proj(x) + state_proj(s_prev)) is right."
+    a, b = mine.in_proj(x), mine.state_proj(s)
+    mistakes = {
+        "you left out the tanh: without it the state grows without bound.": a + b,
+        "the previous state is not used: add state_proj(s_prev) before the tanh.": torch.tanh(a),
+        "the input is not used: add in_proj(x) before the tanh.": torch.tanh(b),
+        "the RNN cell squashes with tanh, not sigmoid: a sigmoid state is always positive.": (
+            torch.sigmoid(a + b)
+        ),
+        "the RNN cell squashes with tanh, not ReLU: a ReLU state can grow without bound.": (
+            torch.relu(a + b)
+        ),
+        "the tanh covers only in_proj(x): s = tanh(in_proj(x) + state_proj(s_prev)).": (
+            torch.tanh(a) + b
+        ),
+        "s_prev is added as it is: it goes through state_proj first, s = tanh(in_proj(x) + "
+        "state_proj(s_prev)).": torch.tanh(a + s),
+    }
+    for words, wrong in mistakes.items():
+        if close(got, wrong):
+            raise Wrong(words)
+    raise Wrong(f"the new state differs from the reference (x {tuple(x.shape)}, "
+                f"s_prev {tuple(s.shape)}).")  # fmt: skip

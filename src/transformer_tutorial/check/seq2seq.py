@@ -12,7 +12,9 @@ from torch import Tensor
 from ..bahdanau import BahdanauDecoder
 from ..seq2seq import NUM_SPECIALS, Seq2Seq, Seq2SeqConfig, last_hidden, sequence_loss
 from ..sequences import BOS_ID, EOS_ID, PAD_ID, pad_sequences, padding_mask
-from .verdict import Verdict, Wrong, _close, _run, _tensor
+from .engine import check
+from .tensors import close, expect_tensor
+from .verdict import Verdict, Wrong
 
 # --- the loss with teacher forcing (chapter 4) ----------------------------------------------------
 
@@ -83,55 +85,53 @@ _TEACHER_FORCING_MISTAKES = {
 }
 
 
+@check("loss with teacher forcing", call="fn(model, src, src_lengths, tgt_out)")
 def check_teacher_forcing_loss(fn: Callable[..., Tensor]) -> Verdict:
     """``fn(model, src, src_lengths, tgt_out) -> loss``: the training loss of chapter 4's
     ``Seq2Seq`` with teacher forcing. ``tgt_out`` ``(B, T)`` holds ``y_1 .. y_n <eos>``, padded
     with ``PAD_ID``; the decoder's inputs are ``<bos> y_1 .. y_{T-1}`` (the targets shifted right),
     it starts from the encoder's final state with ``c = s_S``, and the loss is the mean
     cross-entropy over the real target tokens."""
+    V = NUM_SPECIALS + 6
+    torch.manual_seed(0)
+    model = Seq2Seq(Seq2SeqConfig(vocab_size=V, embed_dim=6, hidden_dim=8))
+    g = torch.Generator().manual_seed(1)
 
-    def probes() -> str:
-        V = NUM_SPECIALS + 6
-        torch.manual_seed(0)
-        model = Seq2Seq(Seq2SeqConfig(vocab_size=V, embed_dim=6, hidden_dim=8))
-        g = torch.Generator().manual_seed(1)
+    def symbols(n: int) -> Tensor:
+        return torch.randint(NUM_SPECIALS, V, (n,), generator=g)
 
-        def symbols(n: int) -> Tensor:
-            return torch.randint(NUM_SPECIALS, V, (n,), generator=g)
-
-        src, lengths = pad_sequences([symbols(n) for n in (5, 2, 4)], pad_value=PAD_ID)
-        eos = torch.tensor([EOS_ID])
-        tgt_out, _ = pad_sequences([torch.cat([symbols(n), eos]) for n in (3, 1, 4)], PAD_ID)
-        with torch.no_grad():
-            variants = _teacher_forcing_variants(model, src, lengths, tgt_out)
-        got = fn(model, src.clone(), lengths.clone(), tgt_out.clone())
-        if not isinstance(got, Tensor) or got.numel() != 1:
-            raise Wrong(
-                "return the loss as one number in a tensor (a 0-dimensional tensor, so that "
-                f"loss.backward() can train the model); got {type(got).__name__}"
-                + (f" of shape {tuple(got.shape)}." if isinstance(got, Tensor) else ".")
-            )
-        value = got.detach().double().reshape(())
-        for name, loss in variants.items():
-            if _close(value, loss.double(), 1e-5):
-                if name != "right":
-                    raise Wrong(_TEACHER_FORCING_MISTAKES[name])
-                if not got.requires_grad:
-                    raise Wrong("the value is right but the loss is detached from the model "
-                                "(.item(), .detach() or no_grad): it cannot be trained.")  # fmt: skip
-                return ("<bos> first, the gold tokens shifted right, the encoder's final state, "
-                        "and the mean over the real target tokens are right.")  # fmt: skip
+    src, lengths = pad_sequences([symbols(n) for n in (5, 2, 4)], pad_value=PAD_ID)
+    eos = torch.tensor([EOS_ID])
+    tgt_out, _ = pad_sequences([torch.cat([symbols(n), eos]) for n in (3, 1, 4)], PAD_ID)
+    with torch.no_grad():
+        variants = _teacher_forcing_variants(model, src, lengths, tgt_out)
+    got = fn(model, src.clone(), lengths.clone(), tgt_out.clone())
+    if not isinstance(got, Tensor) or got.numel() != 1:
         raise Wrong(
-            f"the loss is {value.item():.6f}, expected {variants['right'].item():.6f} (src "
-            f"{src.tolist()}, lengths {lengths.tolist()}, tgt_out {tgt_out.tolist()})."
+            "return the loss as one number in a tensor (a 0-dimensional tensor, so that "
+            f"loss.backward() can train the model); got {type(got).__name__}"
+            + (f" of shape {tuple(got.shape)}." if isinstance(got, Tensor) else ".")
         )
-
-    return _run("loss with teacher forcing", probes)
+    value = got.detach().double().reshape(())
+    for name, loss in variants.items():
+        if close(value, loss.double(), 1e-5):
+            if name != "right":
+                raise Wrong(_TEACHER_FORCING_MISTAKES[name])
+            if not got.requires_grad:
+                raise Wrong("the value is right but the loss is detached from the model "
+                            "(.item(), .detach() or no_grad): it cannot be trained.")  # fmt: skip
+            return ("<bos> first, the gold tokens shifted right, the encoder's final state, "
+                    "and the mean over the real target tokens are right.")  # fmt: skip
+    raise Wrong(
+        f"the loss is {value.item():.6f}, expected {variants['right'].item():.6f} (src "
+        f"{src.tolist()}, lengths {lengths.tolist()}, tgt_out {tgt_out.tolist()})."
+    )
 
 
 # --- one step of the Bahdanau decoder (chapter 7) -------------------------------------------------
 
 
+@check("Bahdanau decoder step", call="fn(decoder, prev, state, memory, src_mask)")
 def check_bahdanau_step(fn: Callable[..., tuple]) -> Verdict:
     """``fn(decoder, prev, state, memory, src_mask) -> (logits, state, weights)``: one step of
     chapter 7's ``BahdanauDecoder`` (its ``step`` method, ``decoder`` in the place of ``self``).
@@ -139,85 +139,81 @@ def check_bahdanau_step(fn: Callable[..., tuple]) -> Verdict:
     prev ``(B,)`` the previous tokens, state ``(1, B, D)`` the decoder state ``s'_{t-1}``,
     memory ``(B, S, D)`` the encoder states, src_mask ``(B, S)`` bool (True = a real source
     token); returns logits ``(B, V)``, the new state ``(1, B, D)`` and the weights ``(B, S)``."""
+    V, E, D, A, B, S = NUM_SPECIALS + 6, 6, 8, 5, 3, 5
+    torch.manual_seed(0)
+    decoder = BahdanauDecoder(V, E, D, attn_dim=A)
+    g = torch.Generator().manual_seed(1)
+    lengths = torch.tensor([5, 2, 3])  # the first row is full, so no column is all padding
+    src_mask = padding_mask(lengths, S)  # (B, S)
+    memory = torch.randn(B, S, D, generator=g)  # random at the padding too: it must not count
+    state = torch.randn(1, B, D, generator=g)  # s'_{t-1}
+    prev = torch.tensor([NUM_SPECIALS, NUM_SPECIALS + 3, BOS_ID])  # (B,)
+    with torch.no_grad():
+        want_logits, want_state, want_weights = decoder.step(prev, state, memory, src_mask)
+        got = fn(decoder, prev.clone(), state.clone(), memory.clone(), src_mask.clone())
+    if not (isinstance(got, tuple) and len(got) == 3):
+        raise Wrong("return three things: (logits (B, V), the new state (1, B, D), "
+                    "the attention weights (B, S)).")  # fmt: skip
+    logits = expect_tensor(got[0], "the logits", (B, V)).detach().float()
+    new_state = expect_tensor(got[1], "the new state", (1, B, D)).detach().float()
+    weights = got[2]
+    if isinstance(weights, Tensor) and tuple(weights.shape) == (B, 1, S):
+        weights = weights.squeeze(1)
+    weights = expect_tensor(weights, "the weights", (B, S)).detach().float()
 
-    def probes() -> str:
-        V, E, D, A, B, S = NUM_SPECIALS + 6, 6, 8, 5, 3, 5
-        torch.manual_seed(0)
-        decoder = BahdanauDecoder(V, E, D, attn_dim=A)
-        g = torch.Generator().manual_seed(1)
-        lengths = torch.tensor([5, 2, 3])  # the first row is full, so no column is all padding
-        src_mask = padding_mask(lengths, S)  # (B, S)
-        memory = torch.randn(B, S, D, generator=g)  # random at the padding too: it must not count
-        state = torch.randn(1, B, D, generator=g)  # s'_{t-1}
-        prev = torch.tensor([NUM_SPECIALS, NUM_SPECIALS + 3, BOS_ID])  # (B,)
+    def attend(query: Tensor, mask: Tensor | None = src_mask) -> tuple[Tensor, Tensor]:
         with torch.no_grad():
-            want_logits, want_state, want_weights = decoder.step(prev, state, memory, src_mask)
-            got = fn(decoder, prev.clone(), state.clone(), memory.clone(), src_mask.clone())
-        if not (isinstance(got, tuple) and len(got) == 3):
-            raise Wrong("return three things: (logits (B, V), the new state (1, B, D), "
-                        "the attention weights (B, S)).")  # fmt: skip
-        logits = _tensor(got[0], "the logits", (B, V)).detach().float()
-        new_state = _tensor(got[1], "the new state", (1, B, D)).detach().float()
-        weights = got[2]
-        if isinstance(weights, Tensor) and tuple(weights.shape) == (B, 1, S):
-            weights = weights.squeeze(1)
-        weights = _tensor(weights, "the weights", (B, S)).detach().float()
+            context, w = decoder.attention(
+                query[:, None], memory, memory, mask=None if mask is None else mask[:, None]
+            )  # (B, 1, D), (B, 1, S)
+        return context, w[:, 0]
 
-        def attend(query: Tensor, mask: Tensor | None = src_mask) -> tuple[Tensor, Tensor]:
-            with torch.no_grad():
-                context, w = decoder.attention(
-                    query[:, None], memory, memory, mask=None if mask is None else mask[:, None]
-                )  # (B, 1, D), (B, 1, S)
-            return context, w[:, 0]
-
-        sums = weights.sum(-1)  # (B,)
-        if not _close(sums, torch.ones(B)):
-            real = weights.masked_select(src_mask)  # (NaN where one -inf was softmaxed alone)
-            if _close(real, torch.ones_like(real)):
-                raise Wrong(
-                    "every weight is 1: the softmax ran over an axis of size 1 (the trailing "
-                    "axis of scores (B, S, 1), or the query axis of (B, 1, S)); it runs over "
-                    "the S source positions."
-                )
-            if _close(weights.sum(0), torch.ones(S)):
-                raise Wrong("the weights sum to 1 over the batch (softmax over axis 0); each "
-                            "row must sum to 1 over the source positions.")  # fmt: skip
-            raise Wrong(f"each row of weights should sum to 1 over the source positions; the "
-                        f"sums are {[round(x, 4) for x in sums.tolist()]}.")  # fmt: skip
-        if (weights.masked_select(~src_mask).abs() > 1e-7).any():
-            if _close(weights, attend(last_hidden(state), None)[1]):
-                raise Wrong(
-                    "padding gets weight: the source mask is not used, so a sentence's context "
-                    "depends on its neighbours' lengths. Pass src_mask (True = real token) to the "
-                    "attention, so padded positions get weight exactly 0."
-                )
-            raise Wrong("padded source positions get weight; they must get exactly 0.")
-        if not _close(weights, want_weights):
-            if _close(weights, attend(new_state[-1])[1]):
-                raise Wrong(
-                    "the query is the new state s'_t (Luong's order); Bahdanau's decoder asks "
-                    "with the previous state s'_{t-1}, before the recurrent step, and feeds the "
-                    "context c_t into that step."
-                )
-            raise Wrong("the weights should be the additive attention of the previous state "
-                        "s'_{t-1} (query) over the encoder states (keys and values).")  # fmt: skip
-        context, _ = attend(last_hidden(state))  # (B, 1, D)
-        with torch.no_grad():
-            y = decoder.embedding(prev)[:, None]  # (B, 1, E)
-            without = [decoder.rnn(torch.cat([y, c], -1), state)[1] for c in
-                       (torch.zeros_like(context), last_hidden(state)[:, None])]  # fmt: skip
-        if not _close(new_state, want_state):
-            if any(_close(new_state, s) for s in without):
-                raise Wrong(
-                    "the context c_t is not fed to the recurrent layer: its input is "
-                    "[y_{t-1}; c_t], the embedding of the previous token beside the context."
-                )
-            raise Wrong("the weights are right but the new state is not: "
-                        "s'_t = rnn([y_{t-1}; c_t], s'_{t-1}).")  # fmt: skip
-        if not _close(logits, want_logits):
-            raise Wrong("the state is right but the logits are not: they come from "
-                        "out([s'_t; c_t]), the new state beside the context.")  # fmt: skip
-        return ("the previous state asks, padding gets weight 0, [y_{t-1}; c_t] feeds the "
-                "recurrent step and the logits come from [s'_t; c_t].")  # fmt: skip
-
-    return _run("Bahdanau decoder step", probes)
+    sums = weights.sum(-1)  # (B,)
+    if not close(sums, torch.ones(B)):
+        real = weights.masked_select(src_mask)  # (NaN where one -inf was softmaxed alone)
+        if close(real, torch.ones_like(real)):
+            raise Wrong(
+                "every weight is 1: the softmax ran over an axis of size 1 (the trailing "
+                "axis of scores (B, S, 1), or the query axis of (B, 1, S)); it runs over "
+                "the S source positions."
+            )
+        if close(weights.sum(0), torch.ones(S)):
+            raise Wrong("the weights sum to 1 over the batch (softmax over axis 0); each "
+                        "row must sum to 1 over the source positions.")  # fmt: skip
+        raise Wrong(f"each row of weights should sum to 1 over the source positions; the "
+                    f"sums are {[round(x, 4) for x in sums.tolist()]}.")  # fmt: skip
+    if (weights.masked_select(~src_mask).abs() > 1e-7).any():
+        if close(weights, attend(last_hidden(state), None)[1]):
+            raise Wrong(
+                "padding gets weight: the source mask is not used, so a sentence's context "
+                "depends on its neighbours' lengths. Pass src_mask (True = real token) to the "
+                "attention, so padded positions get weight exactly 0."
+            )
+        raise Wrong("padded source positions get weight; they must get exactly 0.")
+    if not close(weights, want_weights):
+        if close(weights, attend(new_state[-1])[1]):
+            raise Wrong(
+                "the query is the new state s'_t (Luong's order); Bahdanau's decoder asks "
+                "with the previous state s'_{t-1}, before the recurrent step, and feeds the "
+                "context c_t into that step."
+            )
+        raise Wrong("the weights should be the additive attention of the previous state "
+                    "s'_{t-1} (query) over the encoder states (keys and values).")  # fmt: skip
+    context, _ = attend(last_hidden(state))  # (B, 1, D)
+    with torch.no_grad():
+        y = decoder.embedding(prev)[:, None]  # (B, 1, E)
+        without = [decoder.rnn(torch.cat([y, c], -1), state)[1] for c in
+                   (torch.zeros_like(context), last_hidden(state)[:, None])]  # fmt: skip
+    if not close(new_state, want_state):
+        if any(close(new_state, s) for s in without):
+            raise Wrong(
+                "the context c_t is not fed to the recurrent layer: its input is "
+                "[y_{t-1}; c_t], the embedding of the previous token beside the context."
+            )
+        raise Wrong("the weights are right but the new state is not: "
+                    "s'_t = rnn([y_{t-1}; c_t], s'_{t-1}).")  # fmt: skip
+    if not close(logits, want_logits):
+        raise Wrong("the state is right but the logits are not: they come from "
+                    "out([s'_t; c_t]), the new state beside the context.")  # fmt: skip
+    return ("the previous state asks, padding gets weight 0, [y_{t-1}; c_t] feeds the "
+            "recurrent step and the logits come from [s'_t; c_t].")  # fmt: skip

@@ -7,7 +7,9 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
-from .verdict import Verdict, Wrong, _close, _run
+from .engine import check
+from .tensors import close
+from .verdict import Verdict, Wrong
 
 StateDict = dict[str, Tensor]
 
@@ -82,107 +84,104 @@ def _name_wrong_values(states: list[StateDict], got: Tensor, name: str) -> None:
             ),
         ]
     for candidate, message in looks_like:
-        if _close(g, candidate):
+        if close(g, candidate):
             raise Wrong(f"`{name}`: {message}")
 
 
+def _averaged(fn: Callable, states: list[StateDict]) -> StateDict:
+    """The reader's average of ``states``; an integer buffer given to torch.mean, named."""
+    try:
+        return fn(states)
+    except RuntimeError as err:
+        if "mean(): could not infer output dtype" in str(err):
+            raise Wrong(
+                f"`{_COUNTER}` is an integer buffer (a step counter), and torch.mean does not "
+                "take integers: average only the floating-point weights, and keep an integer "
+                "buffer as the newest checkpoint has it."
+            ) from None
+        raise
+
+
+@check("checkpoint averaging", call="fn(state_dicts)")
 def check_average_checkpoints(fn: Callable[[list[StateDict]], StateDict]) -> Verdict:
     """``fn(state_dicts) -> state_dict``: for each name, the mean of that weight over the
     checkpoints, in the weight's own dtype; an integer buffer (a step counter) is not averaged
     but kept as the newest checkpoint has it; the result holds new tensors (sharing no memory
     with the inputs) and the inputs are left as they were."""
-
-    def call(states: list[StateDict]) -> StateDict:
-        try:
-            return fn(states)
-        except RuntimeError as err:
-            if "mean(): could not infer output dtype" in str(err):
+    for K in (3, 2, 1):
+        states = _checkpoints(K)
+        before = [{k: v.clone() for k, v in s.items()} for s in states]
+        inputs = _storages(states)
+        got = _averaged(fn, states)
+        for s, b in zip(states, before, strict=True):
+            if any(not torch.equal(s[k], b[k]) for k in b):
+                changed = sorted(k for k in b if not torch.equal(s[k], b[k]))
                 raise Wrong(
-                    f"`{_COUNTER}` is an integer buffer (a step counter), and torch.mean does not "
-                    "take integers: average only the floating-point weights, and keep an integer "
-                    "buffer as the newest checkpoint has it."
-                ) from None
-            raise
-
-    def probes() -> str:
-        for K in (3, 2, 1):
-            states = _checkpoints(K)
-            before = [{k: v.clone() for k, v in s.items()} for s in states]
-            inputs = _storages(states)
-            got = call(states)
-            for s, b in zip(states, before, strict=True):
-                if any(not torch.equal(s[k], b[k]) for k in b):
-                    changed = sorted(k for k in b if not torch.equal(s[k], b[k]))
-                    raise Wrong(
-                        f"your function changed the checkpoints it was given, in place ({changed} "
-                        "of a checkpoint are no longer what was saved): accumulate into new "
-                        "tensors (sum(...) or torch.stack(...) make them), never into an input."
-                    )
-            if not isinstance(got, dict):
-                raise Wrong(
-                    f"return a dict name -> tensor (a state dict); got {type(got).__name__}."
+                    f"your function changed the checkpoints it was given, in place ({changed} "
+                    "of a checkpoint are no longer what was saved): accumulate into new "
+                    "tensors (sum(...) or torch.stack(...) make them), never into an input."
                 )
-            missing = [k for k in states[-1] if k not in got]
-            if missing:
-                tied = (" -- the two tied names share one tensor in a checkpoint, and a state dict "
-                        "needs both") if set(missing) & set(_TIED) else ""  # fmt: skip
-                raise Wrong(f"the result lacks {missing}{tied}: load_state_dict would refuse it.")
-            extra = [k for k in got if k not in states[-1]]
-            if extra:
-                raise Wrong(f"the result has names no checkpoint has: {extra}.")
-            for name, tensor in got.items():
-                if not isinstance(tensor, Tensor):
-                    raise Wrong(f"`{name}` should be a tensor, got {type(tensor).__name__}.")
-                if tensor.shape != states[-1][name].shape:
-                    raise Wrong(f"`{name}` has shape {tuple(tensor.shape)}, expected "
-                                f"{tuple(states[-1][name].shape)}.")  # fmt: skip
-            counter = got[_COUNTER]
-            if counter.is_floating_point():
+        if not isinstance(got, dict):
+            raise Wrong(f"return a dict name -> tensor (a state dict); got {type(got).__name__}.")
+        missing = [k for k in states[-1] if k not in got]
+        if missing:
+            tied = (" -- the two tied names share one tensor in a checkpoint, and a state dict "
+                    "needs both") if set(missing) & set(_TIED) else ""  # fmt: skip
+            raise Wrong(f"the result lacks {missing}{tied}: load_state_dict would refuse it.")
+        extra = [k for k in got if k not in states[-1]]
+        if extra:
+            raise Wrong(f"the result has names no checkpoint has: {extra}.")
+        for name, tensor in got.items():
+            if not isinstance(tensor, Tensor):
+                raise Wrong(f"`{name}` should be a tensor, got {type(tensor).__name__}.")
+            if tensor.shape != states[-1][name].shape:
+                raise Wrong(f"`{name}` has shape {tuple(tensor.shape)}, expected "
+                            f"{tuple(states[-1][name].shape)}.")  # fmt: skip
+        counter = got[_COUNTER]
+        if counter.is_floating_point():
+            raise Wrong(
+                f"`{_COUNTER}`, an integer buffer (a step counter), comes back as "
+                f"{counter.dtype}: it was averaged as floats. Keep an integer buffer as the "
+                "newest checkpoint has it, in its own dtype."
+            )
+        if counter.dtype != torch.int64:
+            raise Wrong(f"`{_COUNTER}` comes back as {counter.dtype}; it was torch.int64.")
+        if not torch.equal(counter, states[-1][_COUNTER]):
+            steps = [int(s[_COUNTER]) for s in states]
+            raise Wrong(
+                f"`{_COUNTER}` is {counter.item()}; the checkpoints were saved at steps {steps}. "
+                "An integer buffer (a step counter) is not a weight to average: keep the "
+                f"newest checkpoint's, {steps[-1]}."
+            )
+        for name, tensor in got.items():
+            if name != _COUNTER and tensor.dtype != states[-1][name].dtype:
                 raise Wrong(
-                    f"`{_COUNTER}`, an integer buffer (a step counter), comes back as "
-                    f"{counter.dtype}: it was averaged as floats. Keep an integer buffer as the "
-                    "newest checkpoint has it, in its own dtype."
+                    f"`{name}` comes back as {tensor.dtype} from {states[-1][name].dtype} "
+                    "weights: the average must keep the weights' dtype (a float64 state dict "
+                    "doubles the checkpoint and changes the model it is loaded into)."
                 )
-            if counter.dtype != torch.int64:
-                raise Wrong(f"`{_COUNTER}` comes back as {counter.dtype}; it was torch.int64.")
-            if not torch.equal(counter, states[-1][_COUNTER]):
-                steps = [int(s[_COUNTER]) for s in states]
+        untied = [k for k in states[-1] if k not in _TIED and k != _COUNTER]
+        for name in untied:
+            if not close(got[name].double(), _mean_of(states, name)):
+                _name_wrong_values(states, got[name], name)
+                raise Wrong(f"`{name}` is not the mean of the {K} checkpoints' `{name}`.")
+        for name in _TIED:
+            if not close(got[name].double(), _mean_of(states, name)):
+                _name_wrong_values(states, got[name], name)
                 raise Wrong(
-                    f"`{_COUNTER}` is {counter.item()}; the checkpoints were saved at steps {steps}. "
-                    "An integer buffer (a step counter) is not a weight to average: keep the "
-                    f"newest checkpoint's, {steps[-1]}."
+                    f"the tied weights {list(_TIED)} come out wrong although every other "
+                    "weight is right. In a checkpoint they are one tensor under two names; "
+                    "accumulating in place into a copy that keeps them shared (copy.deepcopy "
+                    "does) adds and divides that tensor once for each name."
                 )
-            for name, tensor in got.items():
-                if name != _COUNTER and tensor.dtype != states[-1][name].dtype:
-                    raise Wrong(
-                        f"`{name}` comes back as {tensor.dtype} from {states[-1][name].dtype} "
-                        "weights: the average must keep the weights' dtype (a float64 state dict "
-                        "doubles the checkpoint and changes the model it is loaded into)."
-                    )
-            untied = [k for k in states[-1] if k not in _TIED and k != _COUNTER]
-            for name in untied:
-                if not _close(got[name].double(), _mean_of(states, name)):
-                    _name_wrong_values(states, got[name], name)
-                    raise Wrong(f"`{name}` is not the mean of the {K} checkpoints' `{name}`.")
-            for name in _TIED:
-                if not _close(got[name].double(), _mean_of(states, name)):
-                    _name_wrong_values(states, got[name], name)
-                    raise Wrong(
-                        f"the tied weights {list(_TIED)} come out wrong although every other "
-                        "weight is right. In a checkpoint they are one tensor under two names; "
-                        "accumulating in place into a copy that keeps them shared (copy.deepcopy "
-                        "does) adds and divides that tensor once for each name."
-                    )
-            shared = sorted(k for k, t in got.items() if t.untyped_storage().data_ptr() in inputs)
-            if shared:
-                raise Wrong(
-                    f"with K = {K}, {shared} of the result share memory with the checkpoints you "
-                    "were given (a view or the same tensor): training from the average would "
-                    "change a saved checkpoint. Return new tensors (.clone())."
-                )
-        return (
-            "the mean of every weight over K = 3, 2 and 1 checkpoints, in the weights' dtype; "
-            "the step counter kept, the inputs untouched, no memory shared with them."
-        )
-
-    return _run("checkpoint averaging", probes)
+        shared = sorted(k for k, t in got.items() if t.untyped_storage().data_ptr() in inputs)
+        if shared:
+            raise Wrong(
+                f"with K = {K}, {shared} of the result share memory with the checkpoints you "
+                "were given (a view or the same tensor): training from the average would "
+                "change a saved checkpoint. Return new tensors (.clone())."
+            )
+    return (
+        "the mean of every weight over K = 3, 2 and 1 checkpoints, in the weights' dtype; "
+        "the step counter kept, the inputs untouched, no memory shared with them."
+    )

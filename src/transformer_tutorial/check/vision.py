@@ -10,7 +10,9 @@ from scipy.optimize import linear_sum_assignment
 from torch import Tensor, nn
 
 from ..vision import hungarian_match, matching_cost
-from .verdict import Verdict, Wrong, _close, _random, _run, _tensor
+from .engine import check
+from .tensors import close, expect_tensor, randn
+from .verdict import Verdict, Wrong
 
 # --- the patch embedding ---------------------------------------------------------------------------
 
@@ -45,91 +47,88 @@ def _patch_weights(mine: nn.Module, C: int, P: int, D: int) -> tuple[Tensor, Ten
     )
 
 
+@check("patch embedding", build="cls(in_channels, patch_size, d_model)", call="m(images)")
 def check_patch_embedding(cls: type) -> Verdict:
     """``cls(in_channels, patch_size, d_model)`` with a layer ``proj``, called on images
     ``(B, C, H, W)``: returns ``(B, N, D)``, patch ``n`` in row-major order, equal to
     ``nn.Conv2d(C, D, kernel_size=P, stride=P)`` with the same weights (a linear layer's weight
     read as the kernel ``(D, C, P, P)``: each patch flattened channel-first)."""
-
-    def probes() -> str:
-        # A 3x4 grid of patches (not square) with C = 3, so that every mistake looks different.
-        for C, P, D, H, W in ((3, 4, 8, 12, 16), (1, 2, 6, 8, 8)):
-            B, h, w = 2, H // P, W // P
-            N = h * w
-            torch.manual_seed(0)
-            mine = cls(C, P, D)
-            weight, bias, linear = _patch_weights(mine, C, P, D)
-            mine = mine.double()
-            weight = weight.double()
-            b = None if bias is None else bias.detach().double()
-            x = _random(B, C, H, W, seed=1)
-            with torch.no_grad():
-                got = mine(x)
-            if not isinstance(got, Tensor):
-                raise Wrong(f"the output should be a tensor (B, N, D), got {type(got).__name__}.")
-            shape = tuple(got.shape)
-            if shape == (B, D, h, w):
-                raise Wrong(
-                    f"the output is the convolution's feature map {shape} = (B, D, h, w); "
-                    f"flatten it into tokens: .flatten(2).transpose(1, 2) -> (B, N, D)."
-                )
-            if shape == (B, D, N):
-                raise Wrong(
-                    f"the output is {shape} = (B, D, N): the tokens are on the last axis; "
-                    f"transpose to (B, N, D) -- one row per patch."
-                )
-            if len(shape) == 3 and shape[0] == B and shape[2] == D and shape[1] > N:
-                raise Wrong(
-                    f"{shape[1]} tokens for a {H}x{W} image in {P}x{P} patches, which give "
-                    f"N = {N}: your patches overlap. Step by P pixels (stride = patch size)."
-                )
-            got = _tensor(got, f"the output for a {H}x{W} image and P = {P}", (B, N, D)).double()
-            reference = F.conv2d(x, weight, b, stride=P).flatten(2).transpose(1, 2)  # (B, N, D)
-            if b is None:
-                raise Wrong("`proj` has no bias: a patch embedding is W x + b, as nn.Conv2d's.")
-            if _close(got, reference):
-                continue
-            if _close(got, reference - b):
-                raise Wrong("the bias is not added: z = W x + b (use proj(...) rather than its "
-                            "weight alone).")  # fmt: skip
-            by_columns = reference.view(B, h, w, D).transpose(1, 2).reshape(B, N, D)
-            if _close(got, by_columns):
-                raise Wrong(
-                    f"the patches come column by column (the {h}x{w} grid read down, then "
-                    f"across); the book's order is row-major, left to right then top to bottom, "
-                    f"as Conv2d(...).flatten(2) gives."
-                )
-            if linear:
-                w_lin = weight.reshape(D, C * P * P)
-                channel_last = w_lin.view(D, P, P, C).permute(0, 3, 1, 2)
-                if _close(got, F.conv2d(x, channel_last, b, stride=P).flatten(2).transpose(1, 2)):
-                    raise Wrong(
-                        "each patch is flattened channel-last (row, column, channel); flatten "
-                        "it channel-first (C, then the P rows, then the P columns), the layout "
-                        "of Conv2d's kernel (D, C, P, P), so that a convolution's weights load "
-                        "unchanged: permute the image to (B, h, w, C, P, P) before the reshape."
-                    )
-                swapped = F.conv2d(x, weight.transpose(2, 3), b, stride=P)
-                if _close(got, swapped.flatten(2).transpose(1, 2)):
-                    raise Wrong(
-                        "inside each patch, rows and columns are swapped: a patch's values go "
-                        "row by row (its P rows, each of P columns), as the image is stored."
-                    )
-                strips = F.linear(x.reshape(B, N, C * P * P), w_lin, b)
-                if _close(got, strips):
-                    raise Wrong(
-                        "the image is reshaped to (B, N, C·P·P) without a permute: each 'patch' "
-                        "is then a run of consecutive values in memory (strips of rows), not a "
-                        "PxP square. Reshape to (B, C, h, P, w, P) and permute first."
-                    )
+    # A 3x4 grid of patches (not square) with C = 3, so that every mistake looks different.
+    for C, P, D, H, W in ((3, 4, 8, 12, 16), (1, 2, 6, 8, 8)):
+        B, h, w = 2, H // P, W // P
+        N = h * w
+        torch.manual_seed(0)
+        mine = cls(C, P, D)
+        weight, bias, linear = _patch_weights(mine, C, P, D)
+        mine = mine.double()
+        weight = weight.double()
+        b = None if bias is None else bias.detach().double()
+        x = randn(B, C, H, W, seed=1)
+        with torch.no_grad():
+            got = mine(x)
+        if not isinstance(got, Tensor):
+            raise Wrong(f"the output should be a tensor (B, N, D), got {type(got).__name__}.")
+        shape = tuple(got.shape)
+        if shape == (B, D, h, w):
             raise Wrong(
-                f"for a {H}x{W} image and P = {P} the output differs from "
-                f"nn.Conv2d(kernel_size={P}, stride={P}) with your weights (largest difference "
-                f"{(got - reference).abs().max().item():.3g})."
+                f"the output is the convolution's feature map {shape} = (B, D, h, w); "
+                f"flatten it into tokens: .flatten(2).transpose(1, 2) -> (B, N, D)."
             )
-        return "equal to a strided Conv2d with the same weights, patches in row-major order."
-
-    return _run("patch embedding", probes)
+        if shape == (B, D, N):
+            raise Wrong(
+                f"the output is {shape} = (B, D, N): the tokens are on the last axis; "
+                f"transpose to (B, N, D) -- one row per patch."
+            )
+        if len(shape) == 3 and shape[0] == B and shape[2] == D and shape[1] > N:
+            raise Wrong(
+                f"{shape[1]} tokens for a {H}x{W} image in {P}x{P} patches, which give "
+                f"N = {N}: your patches overlap. Step by P pixels (stride = patch size)."
+            )
+        got = expect_tensor(got, f"the output for a {H}x{W} image and P = {P}", (B, N, D)).double()
+        reference = F.conv2d(x, weight, b, stride=P).flatten(2).transpose(1, 2)  # (B, N, D)
+        if b is None:
+            raise Wrong("`proj` has no bias: a patch embedding is W x + b, as nn.Conv2d's.")
+        if close(got, reference):
+            continue
+        if close(got, reference - b):
+            raise Wrong("the bias is not added: z = W x + b (use proj(...) rather than its "
+                        "weight alone).")  # fmt: skip
+        by_columns = reference.view(B, h, w, D).transpose(1, 2).reshape(B, N, D)
+        if close(got, by_columns):
+            raise Wrong(
+                f"the patches come column by column (the {h}x{w} grid read down, then "
+                f"across); the book's order is row-major, left to right then top to bottom, "
+                f"as Conv2d(...).flatten(2) gives."
+            )
+        if linear:
+            w_lin = weight.reshape(D, C * P * P)
+            channel_last = w_lin.view(D, P, P, C).permute(0, 3, 1, 2)
+            if close(got, F.conv2d(x, channel_last, b, stride=P).flatten(2).transpose(1, 2)):
+                raise Wrong(
+                    "each patch is flattened channel-last (row, column, channel); flatten "
+                    "it channel-first (C, then the P rows, then the P columns), the layout "
+                    "of Conv2d's kernel (D, C, P, P), so that a convolution's weights load "
+                    "unchanged: permute the image to (B, h, w, C, P, P) before the reshape."
+                )
+            swapped = F.conv2d(x, weight.transpose(2, 3), b, stride=P)
+            if close(got, swapped.flatten(2).transpose(1, 2)):
+                raise Wrong(
+                    "inside each patch, rows and columns are swapped: a patch's values go "
+                    "row by row (its P rows, each of P columns), as the image is stored."
+                )
+            strips = F.linear(x.reshape(B, N, C * P * P), w_lin, b)
+            if close(got, strips):
+                raise Wrong(
+                    "the image is reshaped to (B, N, C·P·P) without a permute: each 'patch' "
+                    "is then a run of consecutive values in memory (strips of rows), not a "
+                    "PxP square. Reshape to (B, C, h, P, w, P) and permute first."
+                )
+        raise Wrong(
+            f"for a {H}x{W} image and P = {P} the output differs from "
+            f"nn.Conv2d(kernel_size={P}, stride={P}) with your weights (largest difference "
+            f"{(got - reference).abs().max().item():.3g})."
+        )
+    return "equal to a strided Conv2d with the same weights, patches in row-major order."
 
 
 # --- Hungarian matching ----------------------------------------------------------------------------
@@ -192,98 +191,95 @@ _MATCHING_MISTAKES = {  # in the order they are named when two explain the same 
 }
 
 
+@check("Hungarian matching", call="fn(logits, boxes, target_labels, target_boxes)")
 def check_hungarian_matching(fn: Callable) -> Verdict:
     """``fn(logits, boxes, target_labels, target_boxes) -> (query_index, target_index)`` for one
     image: logits ``(Q, K + 1)``, boxes ``(Q, 4)``, labels ``(M,)``, target boxes ``(M, 4)``,
     ``M <= Q``; the one-to-one assignment of the M objects to M of the Q queries of least total
     cost ``-p_query(class) + 5 * L1(box, object box)`` (the book's ``matching_cost``), as
     ``scipy.optimize.linear_sum_assignment`` finds it."""
-
-    def probes() -> str:
-        tried, suspects, first_failure, greedy_costs = 0, None, None, (0.0, 0.0)
-        for seed, (Q, M) in enumerate([(6, 4), (5, 3), (6, 4), (4, 4), (6, 2), (6, 4)]):
-            g = torch.Generator().manual_seed(100 + seed)
-            logits = 2 * torch.randn(Q, 4, generator=g, dtype=torch.float64)
-            boxes = torch.rand(Q, 4, generator=g, dtype=torch.float64)
-            labels = torch.randint(0, 3, (M,), generator=g)
-            target_boxes = torch.rand(M, 4, generator=g, dtype=torch.float64)
-            args = (logits, boxes, labels, target_boxes)
-            rows, cols = _pairs(fn(*(a.clone() for a in args)), M)
-            cost = matching_cost(*args).double()  # (Q, M)
-            expected = set(zip(*(t.tolist() for t in hungarian_match(*args)), strict=True))
-            got = set(zip(rows, cols, strict=True))
-            if got == expected:
-                tried += 1
-                continue
-            if set(zip(cols, rows, strict=True)) == expected:
-                raise Wrong("the two indices are swapped: return (query_index, target_index), "
-                            "the queries (predictions) first.")  # fmt: skip
-            if len(rows) == Q and Q != M:
-                raise Wrong(
-                    f"{Q} pairs for {M} objects: you match each query (prediction) to an "
-                    f"object -- the wrong axis. Each object gets exactly one query; the other "
-                    f"{Q - M} queries are matched to 'no object'."
-                )
-            if len(rows) != M:
-                raise Wrong(f"{len(rows)} pairs for {M} objects; every object is matched once.")
-            if sorted(cols) != list(range(M)):
-                raise Wrong(f"target_index should hold each of the {M} objects once, got {cols}.")
-            if len(set(rows)) < M:
-                raise Wrong(
-                    f"one query is given two objects (query_index {rows}): each object took its "
-                    f"cheapest query on its own. The matching is one-to-one: a query predicts "
-                    f"at most one object."
-                )
-            if not all(0 <= q < Q for q in rows):
-                raise Wrong(f"query_index {rows} holds indices outside 0 .. {Q - 1}.")
-            # Which known mistake gives this assignment? Two may agree on one image, so keep
-            # the mistakes that explain every failed image and name one only at the end.
-            prob = logits.softmax(-1)[:, labels]  # (Q, M)
-            l1, l2 = torch.cdist(boxes, target_boxes, p=1), torch.cdist(boxes, target_boxes, p=2)
-            alternatives = {
-                "max": _optimum(cost, maximize=True),
-                "fixed": {(k, k) for k in range(M)},
-                "greedy": _greedy(cost, by_target=True),
-                "greedy pairs": _greedy(cost, by_target=False),
-                "raw logits": _optimum(-logits[:, labels] + 5 * l1),
-                "plus": _optimum(prob + 5 * l1),
-                "l2": _optimum(-prob + 5 * l2),
-                "no box": _optimum(-prob),
-                "no class": _optimum(l1),
-            }
-            explained = {name for name, pairs in alternatives.items() if got == pairs}
-            suspects = explained if suspects is None else suspects & explained
-            if first_failure is None:
-                best = _assignment(cost, *zip(*sorted(expected), strict=True))
-                first_failure = (
-                    f"for Q = {Q} queries and M = {M} objects your assignment {sorted(got)} "
-                    f"costs {_assignment(cost, rows, cols):.3f}; the cheapest, "
-                    f"{sorted(expected)}, costs {best:.3f}."
-                )
-                greedy_costs = (_assignment(cost, rows, cols), best)
-        if first_failure is not None:
-            for name, message in _MATCHING_MISTAKES.items():
-                if suspects and name in suspects:
-                    raise Wrong(message.format(*greedy_costs))
-            raise Wrong(first_failure)
-        # Permuting the predictions permutes the matching: the same objects go to the same
-        # predictions, wherever they stand in the list.
-        g = torch.Generator().manual_seed(7)
-        Q, M = 6, 3
+    tried, suspects, first_failure, greedy_costs = 0, None, None, (0.0, 0.0)
+    for seed, (Q, M) in enumerate([(6, 4), (5, 3), (6, 4), (4, 4), (6, 2), (6, 4)]):
+        g = torch.Generator().manual_seed(100 + seed)
         logits = 2 * torch.randn(Q, 4, generator=g, dtype=torch.float64)
         boxes = torch.rand(Q, 4, generator=g, dtype=torch.float64)
-        labels, target_boxes = torch.tensor([0, 2, 0]), torch.rand(M, 4, generator=g).double()
-        perm = torch.randperm(Q, generator=g)
-        rows, cols = _pairs(fn(logits, boxes, labels, target_boxes), M)
-        rows_p, cols_p = _pairs(fn(logits[perm], boxes[perm], labels, target_boxes), M)
-        before = set(zip(rows, cols, strict=True))
-        after = {(perm[q].item(), j) for q, j in zip(rows_p, cols_p, strict=True)}
-        if before != after:
-            raise Wrong("permuting the predictions changed which prediction gets which object: "
-                        "the matching must follow the predictions, not their order.")  # fmt: skip
-        return (
-            f"the least-cost one-to-one assignment on {tried} random images (as "
-            f"linear_sum_assignment), and it follows the predictions when they are permuted."
-        )
-
-    return _run("Hungarian matching", probes)
+        labels = torch.randint(0, 3, (M,), generator=g)
+        target_boxes = torch.rand(M, 4, generator=g, dtype=torch.float64)
+        args = (logits, boxes, labels, target_boxes)
+        rows, cols = _pairs(fn(*(a.clone() for a in args)), M)
+        cost = matching_cost(*args).double()  # (Q, M)
+        expected = set(zip(*(t.tolist() for t in hungarian_match(*args)), strict=True))
+        got = set(zip(rows, cols, strict=True))
+        if got == expected:
+            tried += 1
+            continue
+        if set(zip(cols, rows, strict=True)) == expected:
+            raise Wrong("the two indices are swapped: return (query_index, target_index), "
+                        "the queries (predictions) first.")  # fmt: skip
+        if len(rows) == Q and Q != M:
+            raise Wrong(
+                f"{Q} pairs for {M} objects: you match each query (prediction) to an "
+                f"object -- the wrong axis. Each object gets exactly one query; the other "
+                f"{Q - M} queries are matched to 'no object'."
+            )
+        if len(rows) != M:
+            raise Wrong(f"{len(rows)} pairs for {M} objects; every object is matched once.")
+        if sorted(cols) != list(range(M)):
+            raise Wrong(f"target_index should hold each of the {M} objects once, got {cols}.")
+        if len(set(rows)) < M:
+            raise Wrong(
+                f"one query is given two objects (query_index {rows}): each object took its "
+                f"cheapest query on its own. The matching is one-to-one: a query predicts "
+                f"at most one object."
+            )
+        if not all(0 <= q < Q for q in rows):
+            raise Wrong(f"query_index {rows} holds indices outside 0 .. {Q - 1}.")
+        # Which known mistake gives this assignment? Two may agree on one image, so keep
+        # the mistakes that explain every failed image and name one only at the end.
+        prob = logits.softmax(-1)[:, labels]  # (Q, M)
+        l1, l2 = torch.cdist(boxes, target_boxes, p=1), torch.cdist(boxes, target_boxes, p=2)
+        alternatives = {
+            "max": _optimum(cost, maximize=True),
+            "fixed": {(k, k) for k in range(M)},
+            "greedy": _greedy(cost, by_target=True),
+            "greedy pairs": _greedy(cost, by_target=False),
+            "raw logits": _optimum(-logits[:, labels] + 5 * l1),
+            "plus": _optimum(prob + 5 * l1),
+            "l2": _optimum(-prob + 5 * l2),
+            "no box": _optimum(-prob),
+            "no class": _optimum(l1),
+        }
+        explained = {name for name, pairs in alternatives.items() if got == pairs}
+        suspects = explained if suspects is None else suspects & explained
+        if first_failure is None:
+            best = _assignment(cost, *zip(*sorted(expected), strict=True))
+            first_failure = (
+                f"for Q = {Q} queries and M = {M} objects your assignment {sorted(got)} "
+                f"costs {_assignment(cost, rows, cols):.3f}; the cheapest, "
+                f"{sorted(expected)}, costs {best:.3f}."
+            )
+            greedy_costs = (_assignment(cost, rows, cols), best)
+    if first_failure is not None:
+        for name, message in _MATCHING_MISTAKES.items():
+            if suspects and name in suspects:
+                raise Wrong(message.format(*greedy_costs))
+        raise Wrong(first_failure)
+    # Permuting the predictions permutes the matching: the same objects go to the same
+    # predictions, wherever they stand in the list.
+    g = torch.Generator().manual_seed(7)
+    Q, M = 6, 3
+    logits = 2 * torch.randn(Q, 4, generator=g, dtype=torch.float64)
+    boxes = torch.rand(Q, 4, generator=g, dtype=torch.float64)
+    labels, target_boxes = torch.tensor([0, 2, 0]), torch.rand(M, 4, generator=g).double()
+    perm = torch.randperm(Q, generator=g)
+    rows, cols = _pairs(fn(logits, boxes, labels, target_boxes), M)
+    rows_p, cols_p = _pairs(fn(logits[perm], boxes[perm], labels, target_boxes), M)
+    before = set(zip(rows, cols, strict=True))
+    after = {(perm[q].item(), j) for q, j in zip(rows_p, cols_p, strict=True)}
+    if before != after:
+        raise Wrong("permuting the predictions changed which prediction gets which object: "
+                    "the matching must follow the predictions, not their order.")  # fmt: skip
+    return (
+        f"the least-cost one-to-one assignment on {tried} random images (as "
+        f"linear_sum_assignment), and it follows the predictions when they are permuted."
+    )

@@ -1,0 +1,89 @@
+"""What every family of checks does with tensors: make seeded inputs, compare results whatever
+their dtype, demand a tensor of a shape, a gradient, and the book's layers in a reader's module."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from .verdict import differs
+
+MESSAGES = {
+    "not-a-tensor": "{what} should be a tensor of shape {shape}, got {kind}.",
+    "wrong-shape": "{what} has shape {got}, expected {shape}.",
+    "no-gradient": "no gradient flows back through {what}: did you detach() something, or build "
+    "a new tensor from plain numbers (torch.tensor(...), .item())?",
+    "not-a-module": "your class should be an nn.Module (class My...(nn.Module)); it builds {kind}.",
+    "missing-layer": "the module needs {kind} `{name}`, as in the book.",
+    "layer-size": "`{name}` holds {got}; the book's holds {want}.",
+}
+
+# The tolerance a result of each dtype can be held to: its rounding, a few operations deep.
+# float64's is the default for every check (a check may ask for a tighter one); a float32 result
+# that a check casts to float64 itself still meets it.
+TOLERANCE = {
+    torch.float64: 1e-5,
+    torch.float32: 1e-4,
+    torch.float16: 5e-3,
+    torch.bfloat16: 3e-2,
+}
+
+
+def tolerance(t: Tensor) -> float:
+    """How closely a result of ``t``'s dtype can match the reference."""
+    return TOLERANCE.get(t.dtype, TOLERANCE[torch.float64])
+
+
+def close(a: Tensor, b: Tensor, tol: float | None = None) -> bool:
+    """Same shape and the same values, compared in float64 to ``tol`` (default 1e-5), loosened
+    to the precision of the coarser dtype when a result is float32, float16 or bfloat16."""
+    if a.shape != b.shape:
+        return False
+    floor = max(0.0 if t.dtype == torch.float64 else tolerance(t) for t in (a, b))
+    limit = max(TOLERANCE[torch.float64] if tol is None else tol, floor)
+    a64, b64 = a.detach().to(torch.float64), b.detach().to(torch.float64)
+    return bool(torch.allclose(a64, b64, atol=limit, rtol=limit, equal_nan=False))
+
+
+def expect_tensor(result: object, what: str, shape: tuple) -> Tensor:
+    """``result`` if it is a tensor of ``shape``; otherwise say what it is."""
+    shape = tuple(shape)
+    if not isinstance(result, Tensor):
+        raise differs(MESSAGES, "not-a-tensor", what=what, shape=shape,
+                      kind=type(result).__name__)  # fmt: skip
+    if tuple(result.shape) != shape:
+        raise differs(MESSAGES, "wrong-shape", what=what, got=tuple(result.shape), shape=shape)
+    return result
+
+
+def backward(result: Tensor, what: str = "your result") -> None:
+    """``result.backward()``, or a sentence when no gradient can flow back through it."""
+    if not result.requires_grad:
+        raise differs(MESSAGES, "no-gradient", what=what)
+    result.backward()
+
+
+def randn(*shape: int, seed: int = 0) -> Tensor:
+    """A seeded float64 tensor of standard normal values."""
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+
+
+def with_weights_of(mine: torch.nn.Module, reference: torch.nn.Module, names: tuple) -> None:
+    """Copy the reader's weights into the reference, once each named layer is there, of the
+    book's kind and size; a dotted name reaches into a submodule (``self_attn.q_proj``)."""
+    if not isinstance(mine, torch.nn.Module):
+        raise differs(MESSAGES, "not-a-module", kind=type(mine).__name__)
+    for name in names:
+        ours = reference.get_submodule(name)
+        try:
+            theirs = mine.get_submodule(name)
+        except AttributeError:
+            theirs = None
+        kind = type(ours).__name__
+        kind = "a linear layer" if kind == "Linear" else f"an nn.{kind}"
+        if not isinstance(theirs, type(ours)):
+            raise differs(MESSAGES, "missing-layer", kind=kind, name=name)
+        sizes = [{k: tuple(t.shape) for k, t in m.state_dict().items()} for m in (theirs, ours)]
+        if sizes[0] != sizes[1]:
+            raise differs(MESSAGES, "layer-size", name=name, got=sizes[0], want=sizes[1])
+    reference.load_state_dict(mine.state_dict(), strict=False)
