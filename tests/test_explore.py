@@ -179,3 +179,13 @@ def test_more_errors_for_people() -> None:
 def test_a_tensor_that_requires_grad_is_fine() -> None:
     w = softmax((3, 3)).requires_grad_()
     assert "3 queries x 3 keys" in repr(attention_view(w, list("abc")))
+
+
+def test_a_dict_gives_several_kinds_over_the_same_tokens() -> None:
+    band = torch.tensor([[1.0, 0.0], [0.5, 0.5]])
+    view = attention_view({"band": softmax((2, 2)), "causal band": band}, ["a", "b"])
+    html = view.to_html()
+    assert ">band</option>" in html and ">causal band</option>" in html
+    assert payload(html)["s"] == [[1, 1, 2, 2], [1, 1, 2, 2]]
+    with pytest.raises(ValueError, match="empty dict"):
+        attention_view({}, ["a"])

@@ -31,7 +31,7 @@ import hashlib
 import html
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -186,13 +186,19 @@ def attention_view(
     Args:
         weights: attention weights, row = query, each row summing to 1 (or 0 where a query sees
             no key): ``(T_q, T_k)``, ``(H, T_q, T_k)``, ``(L, H, T_q, T_k)``, or a list with one
-            ``(H, T_q, T_k)`` (or ``(1, H, T_q, T_k)``) per layer. A tensor or an array.
+            ``(H, T_q, T_k)`` (or ``(1, H, T_q, T_k)``) per layer. A tensor or an array. A dict
+            ``{name: weights}`` gives several kinds over the same tokens, with a selector.
         tokens: the query tokens, one string per row.
         key_tokens: the key tokens, one per column (default: ``tokens``, as in self-attention).
         name: what the weights are, e.g. ``"decoder self-attention"``.
         title: a line above the view.
     """
     keys = tokens if key_tokens is None else key_tokens
+    if isinstance(weights, Mapping):  # several kinds over the same tokens, e.g. two masks
+        if not weights:
+            raise ValueError("weights is an empty dict: give at least one {name: weights}")
+        panels = [_panel(str(n), w, tokens, keys) for n, w in weights.items()]
+        return AttentionView(panels, title=title)
     return AttentionView([_panel(name, weights, tokens, keys)], title=title)
 
 
