@@ -65,7 +65,23 @@ class TranslateTocCaptions(SphinxTransform):
                 toctree["caption"] = toctree["rawcaption"] = catalog.gettext(caption)
 
 
+class TableCellSources(SphinxTransform):
+    """The text of a table nested in a directive (a table inside an answer's dropdown) comes from
+    MyST without a source file, and Sphinx neither extracts nor translates a text without one: such
+    a cell would stay English in the Chinese edition. Each gets its page as its source, before
+    Sphinx's ``Locale`` transform (priority 20) and its gettext builder look for messages."""
+
+    default_priority = 19
+
+    def apply(self, **kwargs) -> None:
+        for table in self.document.findall(nodes.table):
+            for node in table.findall(nodes.TextElement):
+                if not node.source and node.rawsource:
+                    node.source = self.document["source"]
+
+
 def setup(app):
+    app.add_transform(TableCellSources)
     app.add_transform(TranslateTocCaptions)
     app.connect("doctree-resolved", add_switch)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -133,131 +133,163 @@ def chapter_reference_problems(msgstr: str) -> list[str]:
     return problems
 
 
-FENCE = re.compile(r"^(```+|:::+)")
-
-
 def norm(s: str) -> str:
     """A message as gettext keys it: whitespace runs as one space."""
     return re.sub(r"\s+", " ", s).strip()
 
 
-def translate_markdown(src: str, table: dict[str, str]) -> tuple[str, int, list[str]]:
-    """A Markdown cell with each block (heading, paragraph, list item, table cell, admonition
-    body) replaced by its translation: (new source, blocks translated, blocks left English).
-    Fenced code (```` ```bash ````, not a ```` ```{note} ```` directive) is kept as it is."""
-    pieces, text, code = [], [], None  # code: the lines of an open code fence
-    for line in src.split("\n"):
-        fence = re.match(r"^\s*(```+|~~~+)\s*([\w+-]*)\s*$", line)
-        if code is not None:
-            code.append(line)
-            if fence and not fence.group(2) and line.strip().startswith(code[0].strip()[:3]):
-                pieces.append(("code", "\n".join(code)))
-                code = None
-        elif fence and fence.group(2) != "" or fence and not re.search(r"\{", line):
-            pieces.append(("text", "\n".join(text)))
-            text, code = [], [line]
+def myst_parser():
+    """markdown-it with MyST's own rules and the book's extensions (``parse:`` in _config.yml):
+    the parser that Sphinx reads the Markdown cells with."""
+    import yaml
+    from markdown_it.renderer import RendererHTML
+    from myst_parser.config.main import MdParserConfig
+    from myst_parser.parsers.mdit import create_md_parser
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    extensions = set(config.get("parse", {}).get("myst_enable_extensions", []))
+    return create_md_parser(MdParserConfig(enable_extensions=extensions), RendererHTML)
+
+
+# Directives whose body is not Markdown prose (code, math, reStructuredText, data).
+_LITERAL_DIRECTIVES = {"code", "code-block", "code-cell", "sourcecode", "math", "eval-rst", "raw",
+                       "bibliography", "literalinclude", "include", "csv-table", "mermaid",
+                       "toctree", "glue", "glue:any", "glue:figure"}  # fmt: skip
+# Directives whose argument is a title (a message of its own), not a path or a name.
+_TITLED_DIRECTIVES = {"admonition", "dropdown", "topic", "sidebar", "card", "tab-item", "margin",
+                      "exercise", "solution"}  # fmt: skip
+
+
+def _split_row(line: str) -> list[tuple[int, int]]:
+    """The spans of a table row's cells, split at unescaped pipes as markdown-it splits them."""
+    bars = [i for i, ch in enumerate(line) if ch == "|" and (i == 0 or line[i - 1] != "\\")]
+    stripped = line.strip()
+    start = line.index(stripped) if stripped else 0
+    edges = [-1 if not bars or bars[0] != start else bars.pop(0)]
+    end = start + len(stripped)
+    spans = []
+    for bar in bars:
+        if bar == end - 1:
+            break
+        spans.append((edges[-1] + 1, bar))
+        edges.append(bar)
+    spans.append((edges[-1] + 1, end if not stripped.endswith("|") else end - 1))
+    return spans
+
+
+class _Translation:
+    """One Markdown text translated unit by unit (see :func:`translate_markdown`)."""
+
+    def __init__(self, table: dict[str, str], md) -> None:
+        self.table, self.md = table, md
+        self.done, self.missed = 0, []
+
+    def lookup(self, text: str) -> str | None:
+        key = norm(text)
+        if not key:
+            return None
+        found = self.table.get(key)
+        if found is not None and found != key:
+            self.done += 1
+            return found
+        if found is None and not needs_no_translation(key):
+            self.missed.append(key)
+        return None
+
+    def text(self, src: str) -> str:
+        lines = src.split("\n")
+        edits: list[tuple[int, int, list[str]]] = []  # replace lines[a:b] with the list
+        tokens = self.md.parse(src)
+        in_row = False
+        for i, token in enumerate(tokens):
+            if token.type == "tr_open":
+                in_row = True
+                edits.append(self.row(lines, token.map[0], tokens, i))
+            elif token.type == "tr_close":
+                in_row = False
+            elif token.type in ("fence", "colon_fence") and token.info.startswith("{"):
+                edits += self.directive(lines, token)
+            elif token.type == "inline" and not in_row and token.map:
+                edit = self.block(lines, token)
+                if edit:
+                    edits.append(edit)
+        for a, b, new in sorted((e for e in edits if e), reverse=True):
+            lines[a:b] = new
+        return "\n".join(lines)
+
+    def block(self, lines: list[str], token) -> tuple[int, int, list[str]] | None:
+        """A heading, paragraph, list item's or definition's text, quoted or not."""
+        new = self.lookup(token.content)
+        if new is None:
+            return None
+        a = token.map[0]
+        content = token.content.split("\n")
+        first, last = content[0], content[-1]
+        at = lines[a].find(first)
+        prefix = lines[a][:at] if at >= 0 else ""
+        end_line = a + len(content) - 1
+        tail = lines[end_line][lines[end_line].rfind(last) + len(last) :] if last else ""
+        if prefix.lstrip().startswith("#") or not re.sub(r"[\s>]", "", prefix):
+            continuation = prefix if ">" in prefix else ""
         else:
-            text.append(line)
-    pieces.append(("text", "\n".join(text + (code or []))))
-    out, done, missed = [], 0, []
-    for kind, piece in pieces:
-        if kind == "code":
-            out.append(piece)
-            continue
-        blocks = []
-        for block in re.split(r"\n[ \t]*\n", piece):
-            new, d, m = translate_block(block, table)
-            blocks.append(new)
-            done, missed = done + d, missed + m
-        out.append("\n\n".join(blocks))
-    return "\n".join(out), done, missed
+            continuation = " " * len(prefix)
+        out = [prefix + part if n == 0 else continuation + part
+               for n, part in enumerate(new.split("\n"))]  # fmt: skip
+        out[-1] += tail
+        return a, end_line + 1, out
+
+    def row(self, lines: list[str], a: int, tokens, i: int) -> tuple[int, int, list[str]]:
+        line = lines[a]
+        spans = _split_row(line)
+        cells = []
+        for token in tokens[i + 1 :]:
+            if token.type == "tr_close":
+                break
+            if token.type == "inline":
+                cells.append(token.content)
+        out = line
+        for (s, e), content in reversed(list(zip(spans, cells, strict=False))):
+            new = self.lookup(content)
+            if new is not None:
+                out = f"{out[:s]} {new} {out[e:]}"
+        return a, a + 1, [out]
+
+    def directive(self, lines: list[str], token) -> list[tuple[int, int, list[str]]]:
+        """A directive's title (its argument) and, unless it holds code or math, its body."""
+        name = token.info[1:].split("}", 1)[0]
+        argument = token.info.split("}", 1)[1].strip() if "}" in token.info else ""
+        a, b = token.map
+        edits = []
+        if argument and name in _TITLED_DIRECTIVES:
+            new = self.lookup(argument)
+            if new is not None:
+                edits.append((a, a + 1, [lines[a].replace(argument, new, 1)]))
+        if name in _LITERAL_DIRECTIVES:
+            return edits
+        end = b - 1 if b - 1 > a and lines[b - 1].strip().startswith(token.markup) else b
+        body = lines[a + 1 : end]
+        indent = len(lines[a]) - len(lines[a].lstrip())
+        body = [line[indent:] for line in body]
+        start = 0  # the options (":class: tip", or a YAML block) stay as they are
+        if body and body[0].strip() == "---":
+            start = next((k + 1 for k in range(1, len(body)) if body[k].strip() == "---"), 0)
+        while start < len(body) and re.match(r"^:[\w-]+:", body[start]):
+            start += 1
+        new_body = self.text("\n".join(body[start:])).split("\n")
+        if new_body != body[start:]:
+            edits.append((a + 1 + start, end, [" " * indent + line if line else line
+                                               for line in new_body]))  # fmt: skip
+        return edits
 
 
-def translate_block(block: str, table: dict[str, str]) -> tuple[str, int, list[str]]:
-    lines = block.split("\n")
-    head, tail = [], []
-    # fence/directive lines and their options stay as they are
-    while lines and (FENCE.match(lines[0].strip()) or re.match(r"^\([\w-]+\)=$", lines[0])):
-        head.append(lines.pop(0))
-        while lines and re.match(r"^:\w[\w-]*:", lines[0]):
-            head.append(lines.pop(0))
-    while lines and FENCE.match(lines[-1].strip()) and lines[-1].strip().strip("`:") == "":
-        tail.insert(0, lines.pop())
-    if not lines:
-        return block, 0, []
-    body = "\n".join(lines)
-    if body.lstrip().startswith("$$") or not re.search(r"[A-Za-z]", body):
-        return block, 0, []
-    if all(line.startswith(">") for line in lines):  # a blockquote: its paragraphs, quoted
-        inner = "\n".join(line[1:].removeprefix(" ") for line in lines)
-        parts = [translate_block(p, table) for p in re.split(r"\n[ \t]*\n", inner)]
-        quoted = "\n>\n".join(
-            "\n".join(f"> {line}" if line else ">" for line in new.split("\n"))
-            for new, _, _ in parts
-        )
-        return (
-            "\n".join([*head, quoted, *tail]),
-            sum(d for _, d, _ in parts),
-            [m for _, _, ms in parts for m in ms],
-        )
-    item = re.compile(r"^(\s*)([*+-]|\d+[.)])\s+")
-    starts = [i for i, line in enumerate(lines) if i and item.match(line) and not line[0].isspace()]
-    if starts and not item.match(lines[0]):  # a paragraph, then a list, with no blank line
-        first, d1, m1 = translate_block("\n".join(lines[: starts[0]]), table)
-        rest, d2, m2 = translate_block("\n".join(lines[starts[0] :]), table)
-        return "\n".join([*head, first, rest, *tail]), d1 + d2, m1 + m2
-    done, missed = 0, []
-    # a heading
-    m = re.match(r"^(#{1,6}\s+)(.*)$", body)
-    if m and len(lines) == 1:
-        t = table.get(norm(m.group(2)))
-        res = m.group(1) + t if t else body
-        return "\n".join(head + [res] + tail), int(bool(t)), [] if t else [body]
-    # a table
-    if all(line.strip().startswith("|") for line in lines):
-        new_lines = []
-        for line in lines:
-            if re.match(r"^\|[\s\-:|]+\|$", line.strip()):
-                new_lines.append(line)
-                continue
-            cells = line.strip().strip("|").split("|")
-            nc = []
-            for c in cells:
-                key = norm(c)
-                t = table.get(key)
-                if t:
-                    done += 1
-                elif re.search(r"[A-Za-z]{2,}", key):
-                    missed.append(key)
-                nc.append(f" {t} " if t else c)
-            new_lines.append("|" + "|".join(nc) + "|")
-        return "\n".join(head + new_lines + tail), done, missed
-    # a list: items start with "* ", "- " or "1. "
-    item_re = re.compile(r"^(\s*)([*+-]|\d+[.)])\s+")
-    if item_re.match(lines[0]):
-        items, cur = [], None  # [marker, the item's text lines, its lines as written]
-        for line in lines:
-            mm = item_re.match(line)
-            if mm:
-                cur = [mm.group(0), [line[mm.end() :]], [line]]
-                items.append(cur)
-            else:
-                cur[1].append(line.strip())
-                cur[2].append(line)
-        res = []
-        for marker, parts, raw in items:
-            key = norm(" ".join(parts))
-            t = table.get(key)
-            if t:
-                done += 1
-            elif re.search(r"[A-Za-z]{2,}", key):
-                missed.append(key)
-            res.append(marker + t if t else "\n".join(raw))
-        return "\n".join(head + res + tail), done, missed
-    t = table.get(norm(body))
-    if t:
-        return "\n".join(head + [t] + tail), 1, []
-    return block, 0, [norm(body)]
+def translate_markdown(src: str, table: dict[str, str], md=None) -> tuple[str, int, list[str]]:
+    """A Markdown cell with each unit that Sphinx makes a message of (heading, paragraph, list
+    item, table cell, definition, admonition title and body, caption) replaced by its
+    translation: (new source, units translated, units left English). The units are found by
+    MyST's own parser (markdown-it with MyST's rules), so they are the messages of the catalog;
+    code, math, targets and directive options are kept as written."""
+    t = _Translation(table, md or myst_parser())
+    return t.text(src), t.done, t.missed
 
 
 def pot() -> list[Path]:
@@ -437,10 +469,10 @@ def chinese_notebook(page: Path) -> tuple[nbformat.NotebookNode, int, list[str]]
     if po_path.exists():
         table = {norm(e.msgid): e.msgstr for e in polib.pofile(str(po_path)) if e.msgstr
                  and not e.obsolete and "fuzzy" not in e.flags}  # fmt: skip
-    done, missed = 0, []
+    done, missed, md = 0, [], myst_parser()
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            cell.source, d, m = translate_markdown(cell.source, table)
+            cell.source, d, m = translate_markdown(cell.source, table, md)
             done, missed = done + d, missed + m
     nb.metadata["language"] = "zh-CN"
     return nb, done, missed
@@ -468,32 +500,35 @@ def notebooks(check: bool) -> int:
 
 
 def zh_config() -> Path:
-    """The English _config.yml with the Chinese language set: one config, two builds."""
-    text = (ROOT / "_config.yml").read_text(encoding="utf-8")
-    marker = "  config:\n"
-    if marker not in text:
-        raise SystemExit("_config.yml has no `sphinx: config:` section to add the language to")
-    chinese = {
-        "language": LANGUAGE,
-        # MyST-NB's buttons on folded code cells (their English is not a gettext message)
-        "nb_code_prompt_show": "显示代码单元格",
-        "nb_code_prompt_hide": "隐藏代码单元格",
-    }
-    settings = "".join(f'    {key}: "{value}"\n' for key, value in chinese.items())
-    text = text.replace(marker, marker + settings, 1)
-    # local extensions are found relative to the config file, which lies in _build/ here
-    text = text.replace(": _ext\n", f": {ROOT / '_ext'}\n")
+    """The English _config.yml with the Chinese edition's settings: one config, two builds. It is
+    read and written as YAML data (no text replacement), so its layout does not matter."""
+    import yaml
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    sphinx = config.setdefault("sphinx", {})
+    sphinx.setdefault("config", {}).update(
+        {
+            "language": LANGUAGE,
+            # MyST-NB's buttons on folded code cells (their English is not a gettext message)
+            "nb_code_prompt_show": "显示代码单元格",
+            "nb_code_prompt_hide": "隐藏代码单元格",
+        }
+    )
+    # local extensions are found relative to the config file, which lies in _build/ here; the
+    # Chinese edition adds one: each chapter's opening diagram as zh/book/*.ipynb stores it
+    extensions = {**sphinx.get("local_extensions", {}), "chinese_diagrams": "_ext"}
+    sphinx["local_extensions"] = {name: str(ROOT / folder) for name, folder in extensions.items()}
     # the book's title (the navigation's header, the browser tab) from the preface's catalog
-    title = re.search(r'^title: "(.*)"$', text, flags=re.MULTILINE)
     root = LOCALE / "book" / "intro.po"
-    if title and root.exists():
-        chinese_title = {e.msgid: e.msgstr for e in polib.pofile(str(root))}.get(title.group(1))
-        if chinese_title:
-            text = text.replace(title.group(0), f'title: "{chinese_title}"')
+    if root.exists():
+        titles = {e.msgid: e.msgstr for e in polib.pofile(str(root)) if e.msgstr}
+        config["title"] = titles.get(config.get("title"), config.get("title"))
     # the Colab and download buttons open the Chinese notebooks, zh/book/*.ipynb
-    text = text.replace('  path_to_book: ""\n', "  path_to_book: zh\n")
+    config.setdefault("repository", {})["path_to_book"] = "zh"
     ZH_CONFIG.parent.mkdir(parents=True, exist_ok=True)
-    ZH_CONFIG.write_text(text, encoding="utf-8")
+    ZH_CONFIG.write_text(
+        yaml.safe_dump(config, allow_unicode=True, sort_keys=False, width=100), encoding="utf-8"
+    )
     return ZH_CONFIG
 
 

@@ -222,14 +222,75 @@ def test_the_chinese_edition_uses_the_glossarys_terms() -> None:
 
 
 def test_with_no_translation_a_notebook_comes_back_as_written() -> None:
-    """Every Markdown cell of every notebook survives the block-by-block rewrite unchanged when
-    no block has a translation (lists, quotes, fences, tables and directives included)."""
+    """Every Markdown cell of every notebook survives the unit-by-unit rewrite unchanged when no
+    unit has a translation (lists, quotes, fences, tables and directives included)."""
     import nbformat
 
+    md = i18n.myst_parser()
     for page in sorted((ROOT / "book").glob("[0-9]*.ipynb")):
         for cell in nbformat.read(page, as_version=4).cells:
             if cell.cell_type == "markdown":
-                assert i18n.translate_markdown(cell.source, {})[0] == cell.source, page.name
+                assert i18n.translate_markdown(cell.source, {}, md)[0] == cell.source, page.name
+
+
+PAGES = sorted(p.name for p in (ROOT / "book").glob("[0-9]*.ipynb"))
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_english_unit_is_left_in_a_chinese_notebook(page: str) -> None:
+    """Every heading, paragraph, list item, table cell, definition, admonition title and body and
+    caption of the page's Markdown, as MyST parses it, has its Chinese in the Chinese notebook."""
+    nb, done, missed = i18n.chinese_notebook(ROOT / "book" / page)
+    assert not missed, f"{len(missed)} unit(s) left English: {missed[:3]}"
+    assert done, "no unit translated"
+
+
+def test_the_units_are_those_that_myst_parses() -> None:
+    """What MyST reads as one unit is translated as one, where a line-based reading goes wrong:
+    a list that interrupts a paragraph, a quotation, a table inside an admonition, an admonition's
+    title, a list item's continuation lines and a definition."""
+    src = (
+        "# 2\\. A title\n\n"
+        "A paragraph\nover two lines:\n- an item\n  continued\n- `code` item\n\n"
+        "> A quoted line\n> and its end.\n\n"
+        "```{admonition} The answer\n:class: dropdown\n\nInside it.\n\n"
+        "| head | 1 |\n|---|---|\n| row `a|b` | 2 |\n```\n\n"
+        "```python\nprint('code stays')\n```\n\n"
+        "Term\n: its definition\n"
+    )
+    table = {
+        "2\\. A title": "2\\. 标题",
+        "A paragraph over two lines:": "一段跨两行的文字：",
+        "an item continued": "一项，接着写",
+        "A quoted line and its end.": "引用的一行和它的结尾。",
+        "The answer": "答案",
+        "Inside it.": "在里面。",
+        "head": "表头",
+        "Term": "术语",
+        "its definition": "它的定义",
+    }
+    out, done, missed = i18n.translate_markdown(src, table)
+    assert done == len(table), out
+    assert missed == ["`code` item", "row `a"], missed
+    assert out.startswith("# 2\\. 标题\n\n一段跨两行的文字：\n- 一项，接着写\n- `code` item\n\n")
+    assert "> 引用的一行和它的结尾。\n\n```{admonition} 答案\n:class: dropdown\n\n在里面。" in out
+    assert "| 表头 | 1 |\n|---|---|\n| row `a|b` | 2 |\n```" in out
+    assert "print('code stays')" in out and out.endswith("术语\n: 它的定义\n")
+
+
+def test_the_chinese_config_is_the_english_one_with_the_language_set() -> None:
+    import yaml
+
+    english = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    chinese = yaml.safe_load(i18n.zh_config().read_text(encoding="utf-8"))
+    assert chinese["sphinx"]["config"]["language"] == i18n.LANGUAGE
+    assert chinese["repository"]["path_to_book"] == "zh"
+    assert re.search("[\u4e00-\u9fff]", chinese["title"])
+    for folder in chinese["sphinx"]["local_extensions"].values():
+        assert Path(folder).is_absolute() and Path(folder).is_dir()
+    same = {k: v for k, v in chinese.items() if k not in ("title", "repository", "sphinx")}
+    assert same == {k: v for k, v in english.items() if k in same}
+    assert set(english["sphinx"]["config"]) < set(chinese["sphinx"]["config"])
 
 
 def test_a_chapter_named_in_a_chinese_sentence_reads_as_chinese() -> None:
