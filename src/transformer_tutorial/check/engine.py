@@ -41,7 +41,7 @@ MESSAGES = {
     "expects-class-got-instance": "the check expects the class itself, which it builds as "
     "`{build}`; you passed an instance: pass `{name}`, not `{name}(...)`.",
     "expects-class-got-other": "the check expects a class, which it builds as `{build}` and "
-    "calls as `{call}`; you passed the {kind} `{name}`.",
+    "calls it as `{call}`; you passed the {kind} `{name}`.",
     "class-signature": "the check builds your class as `{build}`, but `{name}` takes "
     "{signature}: {why}.",
     "no-init": "the check builds your class as `{build}`, but `{name}` has no __init__ of its "
@@ -92,6 +92,11 @@ class Call:
     build: str | None = None
     methods: tuple[str, ...] = ()
 
+    @property
+    def calls(self) -> str:
+        """Every call the check makes on what the reader wrote, as the verdicts show them."""
+        return ", ".join(c for c in (self.build, self.call, *self.methods) if c)
+
 
 def check(block: str, call: str, build: str | None = None, methods: tuple[str, ...] = ()):
     """Turn ``probes(code, ...) -> str`` into a check of ``block``: the argument is validated
@@ -119,6 +124,8 @@ def check(block: str, call: str, build: str | None = None, methods: tuple[str, .
 
 def parse(call: str) -> tuple[int, tuple[str, ...]]:
     """``"fn(q, k, v, mask=None)"`` -> 3 positional arguments and the keyword ``mask``."""
+    if "(" not in call:
+        return 0, ()
     inside = call[call.index("(") + 1 : call.rindex(")")]
     params, depth, current = [], 0, ""
     for char in inside + ",":  # split at the commas outside brackets: "x, (h, c)" is two
@@ -159,6 +166,9 @@ def cannot_call(fn: Callable, call: str, skip_self: bool = False) -> str | None:
 
 
 def name_of(thing: object) -> str:
+    """A function's or a class's name; an instance's class name; ``None`` as itself."""
+    if thing is None:
+        return "None"
     return getattr(thing, "__name__", type(thing).__name__)
 
 
@@ -188,7 +198,7 @@ def expect_class(cls: object, spec: Call) -> None:
         if isinstance(cls, torch.nn.Module):
             name = type(cls).__name__
             raise Wrong(say(MESSAGES, "expects-class-got-instance", build=build, name=name))
-        raise Wrong(say(MESSAGES, "expects-class-got-other", build=build, call=call,
+        raise Wrong(say(MESSAGES, "expects-class-got-other", build=build, call=call or ", ".join(spec.methods),
                         kind=type(cls).__name__, name=name_of(cls)))  # fmt: skip
     positional, keywords = parse(build)
     if cls.__init__ is torch.nn.Module.__init__ and positional + len(keywords) > 0:
@@ -294,6 +304,17 @@ def is_slip(err: BaseException) -> bool:
     )
 
 
+def library_code_raised(code: object, frames: list, place: traceback.FrameSummary) -> bool:
+    """Did the reader pass PyTorch's (or Python's) own code, which raised when the check called
+    it? (An ``nn.Linear`` where a function was asked for raises inside PyTorch.)"""
+    kind = code if isinstance(code, type) else type(code)
+    module = inspect.getmodule(kind)
+    if module is None or whose(getattr(module, "__file__", None) or "<frozen>") != "library":
+        return False
+    below = frames[frames.index(place) + 1 :]
+    return bool(below) and all(whose(f.filename) == "library" for f in below)
+
+
 def describe(err: BaseException, spec: Call, code: object = None) -> str:
     """What the reader reads when code raised: theirs (with the place), a slip in how their code
     fits the call, or -- only when the cause is in ``check/`` -- the checker's own bug."""
@@ -304,10 +325,10 @@ def describe(err: BaseException, spec: Call, code: object = None) -> str:
     mine = [f for f, o in zip(frames, owners, strict=True) if o in ("reader", "checker")]
     place = mine[-1] if mine else None  # the innermost frame that is the reader's or the checker's
     if place is not None and whose(place.filename) == "checker":
-        if is_slip(err):
-            signature = shown_signature(code) if callable(code) else "(?)"
-            call = spec.call if spec.build is None else f"{spec.build}, then {spec.call}"
-            return say(MESSAGES, "slip", call=call, why=error, name=name_of(code),
+        if is_slip(err) or library_code_raised(code, frames, place):
+            called = code.forward if isinstance(code, torch.nn.Module) else code
+            signature = shown_signature(called) if callable(called) else "(?)"
+            return say(MESSAGES, "slip", call=spec.calls, why=error, name=name_of(code),
                        signature=signature)  # fmt: skip
         return say(MESSAGES, "checker-bug", error=error,
                    place=f"{Path(place.filename).name}:{place.lineno}")  # fmt: skip
