@@ -284,7 +284,7 @@ def test_a_sentence_repeated_across_pages_has_one_translation() -> None:
 BOILERPLATE = {
     # the last sentence of every "Your turn" exercise, the first of every list of solutions
     "As stored, the cell shows what you see before writing anything.": (
-        "按保存时的样子，这个单元格显示的是你还没写任何代码时看到的结果。"
+        "本页保存的是这个单元格在你还没动手写代码时的输出。"
     ),
     "Worked solutions, each behind a toggle:": "详细解答（每题点击展开）：",
 }
