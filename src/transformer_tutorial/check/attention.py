@@ -15,6 +15,12 @@ from .engine import check
 from .tensors import backward, close, expect_tensor, randn, tolerance, with_weights_of
 from .verdict import POLARITY, Verdict, Wrong
 
+MISTAKES = {
+    "softmax-overflow": "with scores up to {top} your weights are NaN: exp(score) overflows to inf "
+    "(float64 ends near exp(709)), and inf / inf is NaN. Subtract each row's largest visible "
+    "score before exp (softmax(s) = softmax(s - max s)), as torch.softmax does.",
+}
+
 # --- masked softmax ---------------------------------------------------------------------------
 
 NAN_ROWS = (
@@ -86,6 +92,7 @@ def check_masked_softmax(fn: Callable[[Tensor, Tensor | None], Tensor]) -> Verdi
         got = expect_tensor(fn(scores.clone(), m), "the weights", scores.shape)
         if not close(got, expected, 1e-8):
             raise Wrong(_softmax_diagnosis(got, scores, m) + f" (scores {tuple(scores.shape)})")
+    _expect_no_overflow(fn, scores * 1000, mask)
     # gradients, including through the fully masked row
     x = scores.clone().requires_grad_()
     got = fn(x, mask)
@@ -101,6 +108,17 @@ def check_masked_softmax(fn: Callable[[Tensor, Tensor | None], Tensor]) -> Verdi
     if not close(x.grad, y.grad, tolerance(got)):  # as precise as the reader's dtype
         raise Wrong("the values are right but the gradients differ from the reference.")
     return "values, gradients, every mask and a fully masked row are right."
+
+
+def _expect_no_overflow(fn: Callable, scores: Tensor, mask: Tensor) -> None:
+    """Scores in the thousands (as unscaled dot products of long vectors are) must not make
+    exp() overflow to inf, and inf / inf NaN."""
+    got = expect_tensor(fn(scores.clone(), mask), "the weights", scores.shape)
+    if close(got, masked_softmax(scores, mask), 1e-8):
+        return
+    if torch.isnan(got).any():
+        raise Wrong.named(MISTAKES, "softmax-overflow", top=f"{scores.max().item():.0f}")
+    raise Wrong(_softmax_diagnosis(got, scores, mask) + f" (scores up to {scores.max():.0f})")
 
 
 # --- scaled dot-product attention ------------------------------------------------------------

@@ -38,6 +38,12 @@ class _Case:
         return self.model.config.pad_id
 
 
+MISTAKES = {
+    "greedy-no-eval": "handed a model in training mode, your search keeps dropout on: the "
+    "tokens change from call to call. Call model.eval() before decoding (the book's "
+    "greedy_decode does), so that every dropout layer lets everything through.",
+}
+
 _BOOK: dict[tuple[str, int], list] = {}  # the book's searches' outputs on the cases
 _MADE: dict[tuple[int, int], _Case] = {}  # each case as first made, copied for every check
 
@@ -227,7 +233,28 @@ def check_greedy_decode(fn: Callable[..., Tensor]) -> Verdict:
     words = _alone_mistake(fn, outputs[0], cases[0])
     if words:
         raise Wrong(words)
+    _expect_eval_mode(fn, cases[0], outputs[0])
     return "tokens, the stop at EOS, max_len, padding, and each sentence alone are right."
+
+
+def _in_training_mode(model: Transformer) -> Transformer:
+    """A copy of ``model`` in training mode with dropout 0.5 everywhere, as a model is when it
+    comes straight from its training loop."""
+    model = copy.deepcopy(model).train()
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.5
+        elif isinstance(getattr(module, "dropout", None), float):
+            module.dropout = 0.5  # attention's dropout on its weights
+    return model
+
+
+def _expect_eval_mode(fn: Callable, case: _Case, want: list) -> None:
+    """The search on a model handed over in training mode must equal the search in eval mode."""
+    model = _in_training_mode(case.model)
+    got = _sentences(fn(model, case.src, case.max_len, BOS_ID, case.eos), len(case.src), case.pad)
+    if got != want and model.training:
+        raise Wrong.named(MISTAKES, "greedy-no-eval")
 
 
 def _beam_steps(case: _Case, K: int, alpha: float, mistake: str | None) -> Generator:

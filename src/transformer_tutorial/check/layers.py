@@ -15,6 +15,35 @@ from .engine import check
 from .tensors import backward, close, expect_tensor, randn, tolerance, with_weights_of
 from .verdict import POLARITY, Verdict, Wrong
 
+MISTAKES = {
+    # LayerNorm
+    "norm-over-batch": "you normalise over the batch axis B (that is BatchNorm); LayerNorm "
+    "normalises each position over its own D features (the last axis).",
+    "norm-over-time": "you normalise over the time axis T; LayerNorm normalises each position "
+    "over its own D features (the last axis).",
+    "norm-over-batch-and-time": "you normalise over the batch and time axes (that is BatchNorm); "
+    "LayerNorm normalises each position over its own D features (the last axis).",
+    "norm-over-everything": "you normalise over the whole tensor at once; LayerNorm normalises "
+    "each position over its own D features (the last axis).",
+    "norm-unbiased": "use the biased variance (divide by D, not D - 1), as nn.LayerNorm does.",
+    "norm-eps-outside": "eps goes inside the square root: (x - mean) / sqrt(var + eps), not / "
+    "(std + eps); it shows where a position's features barely vary.",
+    "norm-torch-std": "you divide by the unbiased std plus eps (x.std() is unbiased): LayerNorm "
+    "divides by sqrt(var + eps) with the biased variance.",
+    "norm-no-eps": "eps is missing: (x - mean) / sqrt(var + eps) stays finite and smooth where a "
+    "position's features barely vary.",
+    "norm-by-variance": "you divide by the variance; divide by its square root, sqrt(var + eps).",
+    "norm-no-centring": "the mean is not subtracted: y = (x - mean) / sqrt(var + eps).",
+    "norm-no-division": "you subtract the mean but do not divide by sqrt(var + eps).",
+    "norm-in-place": "the output is right, but your function changed its input x in place (-=, "
+    "/=, or an out= argument): the caller's tensor is overwritten, and autograd needs it for "
+    "the backward pass. Compute a new tensor, y = (x - mean) / sqrt(var + eps).",
+}
+
+MESSAGES = {
+    "norm-differs": "the output differs from (x - mean) / sqrt(var + eps) over the last axis.",
+}
+
 # --- the causal mask ---------------------------------------------------------------------------
 
 
@@ -131,41 +160,40 @@ def check_layer_norm(fn: Callable[[Tensor], Tensor], eps: float = 1e-5) -> Verdi
     position whose features barely vary shows where eps is)."""
     x = _layer_norm_input()
     expected = torch.nn.functional.layer_norm(x, (8,), eps=eps)
-    got = expect_tensor(fn(x.clone()), "the output", x.shape)
+    given = x.clone()
+    got = expect_tensor(fn(given), "the output", x.shape)
     if close(got, expected, 1e-6):
+        if not torch.equal(given, x):
+            raise Wrong.named(MISTAKES, "norm-in-place")
         return "every position is normalised over its features, as nn.LayerNorm does."
-    wrong_axes = {
-        (0,): "the batch axis B (that is BatchNorm)",
-        (1,): "the time axis T",
-        (0, 1): "the batch and time axes (that is BatchNorm)",
-        (0, 1, 2): "the whole tensor at once",
-    }
-    for axes, name in wrong_axes.items():
-        mean = x.mean(axes, keepdim=True)
-        other = (x - mean) / torch.sqrt(x.var(axes, keepdim=True, unbiased=False) + eps)
-        if close(got, other, 1e-6):
-            raise Wrong(f"you normalise over {name}; LayerNorm normalises each position "
-                        "over its own D features (the last axis).")  # fmt: skip
+    for key, wrong in _layer_norm_mistakes(x, eps).items():
+        if close(got, wrong, 1e-6):
+            raise Wrong.named(MISTAKES, key)
+    raise Wrong.differs(MESSAGES, "norm-differs")
+
+
+def _layer_norm_mistakes(x: Tensor, eps: float) -> dict[str, Tensor]:
+    """What each mistake of ``MISTAKES`` makes of ``x``."""
+
+    def over(axes, unbiased=False) -> Tensor:
+        centred = x - x.mean(axes, keepdim=True)
+        return centred / torch.sqrt(x.var(axes, keepdim=True, unbiased=unbiased) + eps)
+
     mean, centred = x.mean(-1, keepdim=True), x - x.mean(-1, keepdim=True)
     var, unbiased = x.var(-1, keepdim=True, unbiased=False), x.var(-1, keepdim=True)
-    mistakes = {
-        "use the biased variance (divide by D, not D - 1), as nn.LayerNorm does": centred
-        / torch.sqrt(unbiased + eps),
-        "eps goes inside the square root: (x - mean) / sqrt(var + eps), not / (std + eps); "
-        "it shows where a position's features barely vary": centred / (var.sqrt() + eps),
-        "you divide by the unbiased std plus eps (x.std() is unbiased): LayerNorm divides by "
-        "sqrt(var + eps) with the biased variance": centred / (unbiased.sqrt() + eps),
-        "eps is missing: (x - mean) / sqrt(var + eps) stays finite and smooth where a "
-        "position's features barely vary": centred / var.sqrt(),
-        "you divide by the variance; divide by its square root, sqrt(var + eps)": centred
-        / (var + eps),
-        "the mean is not subtracted: y = (x - mean) / sqrt(var + eps)": x / torch.sqrt(var + eps),
-        "you subtract the mean but do not divide by sqrt(var + eps)": x - mean,
+    return {
+        "norm-over-batch": over((0,)),
+        "norm-over-time": over((1,)),
+        "norm-over-batch-and-time": over((0, 1)),
+        "norm-over-everything": over((0, 1, 2)),
+        "norm-unbiased": over(-1, unbiased=True),
+        "norm-eps-outside": centred / (var.sqrt() + eps),
+        "norm-torch-std": centred / (unbiased.sqrt() + eps),
+        "norm-no-eps": centred / var.sqrt(),
+        "norm-by-variance": centred / (var + eps),
+        "norm-no-centring": x / torch.sqrt(var + eps),
+        "norm-no-division": x - mean,
     }
-    for words, wrong in mistakes.items():
-        if close(got, wrong, 1e-6):
-            raise Wrong(words + ".")
-    raise Wrong("the output differs from (x - mean) / sqrt(var + eps) over the last axis.")
 
 
 # --- the position-wise feed-forward network -----------------------------------------------------

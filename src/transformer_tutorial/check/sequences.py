@@ -11,6 +11,13 @@ from ..sequences import pad_sequences, padding_mask
 from .engine import check
 from .verdict import Verdict, Wrong
 
+MISTAKES = {
+    "pad-lengths-from-batch": "with pad_value={pad} your lengths are {got}, expected {want}: a "
+    "length counted in the padded batch (its non-zero entries, or the entries other than 0) "
+    "is wrong when the padding is not 0 or a token id is. Take each sequence's own length, "
+    "len(s).",
+}
+
 # --- pad_sequences --------------------------------------------------------------------------------
 
 # The longest sequence is in the middle, not first: a batch as wide as its first row is a mistake.
@@ -85,13 +92,16 @@ def check_pad_sequences(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
         raise Wrong(f"for {seqs} the batch should be\n{want}\nyours is\n{padded}")
     pad = 3  # a pad id other than 0: the argument must be used
     want3, _ = pad_sequences(seqs, pad_value=pad)
-    padded3, _ = _padded_and_lengths(fn([list(s) for s in seqs], pad_value=pad))
+    padded3, lengths3 = _padded_and_lengths(fn([list(s) for s in seqs], pad_value=pad))
     if tuple(padded3.shape) == (B, T) and torch.equal(padded3, want):
         raise Wrong(
             f"with pad_value={pad} the padding is still 0: fill with the pad_value argument."
         )
     if tuple(padded3.shape) != (B, T) or not torch.equal(padded3, want3):
         raise Wrong(f"with pad_value={pad} the batch should be\n{want3}\nyours is\n{padded3}")
+    if not torch.equal(lengths3.long(), want_lengths):
+        raise Wrong.named(MISTAKES, "pad-lengths-from-batch", pad=pad, got=lengths3.tolist(),
+                          want=want_lengths.tolist())  # fmt: skip
     one, one_lengths = _padded_and_lengths(fn([[4, 5, 6]]))
     if one.tolist() != [[4, 5, 6]] or one_lengths.tolist() != [3]:
         raise Wrong(

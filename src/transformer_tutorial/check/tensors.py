@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from .verdict import differs
+from .verdict import Wrong
 
 MESSAGES = {
     "not-a-tensor": "{what} should be a tensor of shape {shape}, got {kind}.",
@@ -49,17 +49,19 @@ def expect_tensor(result: object, what: str, shape: tuple) -> Tensor:
     """``result`` if it is a tensor of ``shape``; otherwise say what it is."""
     shape = tuple(shape)
     if not isinstance(result, Tensor):
-        raise differs(MESSAGES, "not-a-tensor", what=what, shape=shape,
+        raise Wrong.differs(MESSAGES, "not-a-tensor", what=what, shape=shape,
                       kind=type(result).__name__)  # fmt: skip
     if tuple(result.shape) != shape:
-        raise differs(MESSAGES, "wrong-shape", what=what, got=tuple(result.shape), shape=shape)
+        raise Wrong.differs(
+            MESSAGES, "wrong-shape", what=what, got=tuple(result.shape), shape=shape
+        )
     return result
 
 
 def backward(result: Tensor, what: str = "your result") -> None:
     """``result.backward()``, or a sentence when no gradient can flow back through it."""
     if not result.requires_grad:
-        raise differs(MESSAGES, "no-gradient", what=what)
+        raise Wrong.differs(MESSAGES, "no-gradient", what=what)
     result.backward()
 
 
@@ -72,7 +74,7 @@ def with_weights_of(mine: torch.nn.Module, reference: torch.nn.Module, names: tu
     """Copy the reader's weights into the reference, once each named layer is there, of the
     book's kind and size; a dotted name reaches into a submodule (``self_attn.q_proj``)."""
     if not isinstance(mine, torch.nn.Module):
-        raise differs(MESSAGES, "not-a-module", kind=type(mine).__name__)
+        raise Wrong.differs(MESSAGES, "not-a-module", kind=type(mine).__name__)
     for name in names:
         ours = reference.get_submodule(name)
         try:
@@ -82,8 +84,8 @@ def with_weights_of(mine: torch.nn.Module, reference: torch.nn.Module, names: tu
         kind = type(ours).__name__
         kind = "a linear layer" if kind == "Linear" else f"an nn.{kind}"
         if not isinstance(theirs, type(ours)):
-            raise differs(MESSAGES, "missing-layer", kind=kind, name=name)
+            raise Wrong.differs(MESSAGES, "missing-layer", kind=kind, name=name)
         sizes = [{k: tuple(t.shape) for k, t in m.state_dict().items()} for m in (theirs, ours)]
         if sizes[0] != sizes[1]:
-            raise differs(MESSAGES, "layer-size", name=name, got=sizes[0], want=sizes[1])
+            raise Wrong.differs(MESSAGES, "layer-size", name=name, got=sizes[0], want=sizes[1])
     reference.load_state_dict(mine.state_dict(), strict=False)

@@ -55,6 +55,16 @@ class Wrong(Exception):
         super().__init__(message)
         self.mistake = mistake
 
+    @classmethod
+    def named(cls, table: dict[str, str], key: str, **fields: object) -> Wrong:
+        """The mistake ``key`` of a family's ``MISTAKES``, named: ``raise Wrong.named(...)``."""
+        return cls(say(table, key, **fields), mistake=key)
+
+    @classmethod
+    def differs(cls, table: dict[str, str], key: str, **fields: object) -> Wrong:
+        """A difference described by the message ``key`` (no mistake named)."""
+        return cls(say(table, key, **fields))
+
 
 # --- the language of the messages ------------------------------------------------------------------
 
@@ -99,13 +109,3 @@ def translate(text: str) -> str:
 def say(table: dict[str, str], key: str, **fields: object) -> str:
     """The message ``key`` of ``table``, translated, with its named fields filled in."""
     return translate(table[key]).format(**fields)
-
-
-def mistake(table: dict[str, str], key: str, **fields: object) -> Wrong:
-    """The ``Wrong`` that names the mistake ``key`` of a family's ``MISTAKES``: raise it."""
-    return Wrong(say(table, key, **fields), mistake=key)
-
-
-def differs(table: dict[str, str], key: str, **fields: object) -> Wrong:
-    """The ``Wrong`` that describes a difference (no mistake named): raise it."""
-    return Wrong(say(table, key, **fields))

@@ -8,7 +8,9 @@ Each module of this folder holds two lists:
   book's (vectorised, by loops, through PyTorch's fused kernels), which every check must accept.
 
 ``tests/check/test_catalogue.py`` runs every entry and asserts that each mistake is caught and named
-and that each correct implementation passes.
+and that each correct implementation passes. A check names a mistake by an id that its family module
+declares in ``MISTAKES`` (``src/transformer_tutorial/check/<family>.py``); the catalogue entry of
+that name is its example, and the verdict on it must carry the id.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ class Mistake:
     name: str  # a short id, unique within its module: "attention-unscaled"
     code: object  # the reader's function or class with the mistake
     diagnosis: str  # words the verdict must contain
+    mistake: str | None = None  # the id the verdict names, when it is not ``name`` itself
 
 
 @dataclass(frozen=True)

@@ -374,6 +374,12 @@ def _fill(pre_scores, mask, value):
     return pre_scores if mask is None else pre_scores.masked_fill(~mask, value)
 
 
+def softmax_without_max(scores, mask):
+    """exp of the raw scores: fine for small ones, inf / inf = NaN for large ones."""
+    e = scores.exp() if mask is None else scores.exp() * mask
+    return e / (e.sum(-1, keepdim=True) + 1e-300)
+
+
 A, MHA, ADD, SOFT = (
     check.check_attention,
     check.check_multihead,
@@ -382,6 +388,7 @@ A, MHA, ADD, SOFT = (
 )
 
 MISTAKES = [
+    Mistake(SOFT, "softmax-overflow", softmax_without_max, "exp(score) overflows to inf"),
     Mistake(SOFT, "softmax-wrong-axis", softmax_wrong_axis, "softmax over the wrong axis"),
     Mistake(SOFT, "softmax-nan-rows", softmax_nan_rows, "your weights contain NaN"),
     Mistake(SOFT, "softmax-flipped", softmax_flipped, "mask polarity"),

@@ -24,7 +24,8 @@ from . import Correct, Mistake
 def greedy_by_hand(model, src, max_len, bos_id, eos_id, mistake=None):
     """Correct without ``mistake``, written differently: no cache, the whole prefix at every
     step, finished sentences kept in the batch and fed PAD."""
-    model.eval()
+    if mistake != "train":
+        model.eval()
     memory = model.encode(src)
     pad = model.config.pad_id
     tokens = torch.full((src.shape[0], 1), bos_id)  # (B, 1)
@@ -393,6 +394,12 @@ _CACHE = [
     ("shared-history", CacheInClassLists, "two caches share one history"),
 ]
 
+
+def greedy_in_any_mode(model, src, max_len, bos_id, eos_id):
+    """The book's search, without model.eval(): dropout stays on in a model in training mode."""
+    return greedy_by_hand(model, src, max_len, bos_id, eos_id, mistake="train")
+
+
 MISTAKES = (
     [Mistake(check.check_greedy_decode, f"greedy-{m}", greedy_with(m), d) for m, d in _GREEDY]
     + [Mistake(check.check_beam_search, f"beam-{m}", beam_with(m), d) for m, d in _BEAM]
@@ -429,6 +436,7 @@ MISTAKES = (
         ),
     ]
     + [Mistake(check.check_kv_cache, f"kv-cache-{m}", cls, d) for m, cls, d in _CACHE]
+    + [Mistake(check.check_greedy_decode, "greedy-no-eval", greedy_in_any_mode, "model.eval()")]
 )
 
 CORRECT = [

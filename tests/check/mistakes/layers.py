@@ -219,6 +219,13 @@ def padding_removed_from_the_total(eps, logits, target):
     return (loss.sum() - loss[pad].detach().sum()) / (~pad).sum()
 
 
+def layer_norm_in_place(x):
+    """Right values, but the caller's x is overwritten."""
+    x -= x.mean(-1, keepdim=True)
+    x /= torch.sqrt(x.var(-1, keepdim=True, unbiased=False) + 1e-5)
+    return x
+
+
 MASK, TABLE, NORM, FFN, LOSS = (
     check.check_causal_mask,
     check.check_sinusoidal_encoding,
@@ -228,6 +235,7 @@ MASK, TABLE, NORM, FFN, LOSS = (
 )
 
 MISTAKES = [
+    Mistake(NORM, "norm-in-place", layer_norm_in_place, "changed its input x in place"),
     Mistake(MASK, "causal-flipped", lambda T: ~causal_mask(T), "mask polarity"),
     Mistake(MASK, "causal-off-by-one", lambda T: torch.ones(T, T).tril(1).bool(), "off by one"),
     Mistake(

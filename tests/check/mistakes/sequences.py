@@ -107,7 +107,15 @@ def mask_from_padding_ones(lengths, max_len=None):
 
 PAD, MASK = check.check_pad_sequences, check.check_padding_mask
 
+
+def pad_counting_nonzero(seqs, pad_value=0):
+    """Lengths counted in the batch: right only while the padding is 0."""
+    padded, _ = pad_right(seqs, pad_value)
+    return padded, (padded != 0).sum(-1)
+
+
 MISTAKES = [
+    Mistake(PAD, "pad-lengths-from-batch", pad_counting_nonzero, "len(s)"),
     Mistake(PAD, "pad-no-lengths", pad_returns_only_the_batch, "return a pair (padded, lengths)"),
     Mistake(PAD, "pad-time-first", pad_time_first, "this book is batch first"),
     Mistake(PAD, "pad-left", pad_left, "the padding is on the left"),
