@@ -1,0 +1,35 @@
+"""The blind sets (tests/check/blind/): reader mistakes and correct variants written from the
+chapters alone, by someone who never read the checker or the catalogue. Every mistake is
+caught, every correct variant passes, and no verdict blames the checker for the reader's code.
+Whether a verdict *names* the mistake is judged by reading it: `python tools/measure_checker.py
+b1` prints each verdict beside what the case says was done."""
+
+from __future__ import annotations
+
+import pytest
+from blind import BlindCase, load
+
+from transformer_tutorial import check
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+SETS = ["b1"]
+CASES = [case for name in SETS for case in load(name)]
+
+
+def test_the_set_covers_every_check() -> None:
+    checks = {name for name in check.__all__ if name.startswith("check_")}
+    for name in SETS:
+        covered = {case.check for case in load(name) if case.kind == "mistake"}
+        assert covered == checks, f"{name} has no mistakes for {checks - covered}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.check}-{c.name}")
+def test_a_blind_case(case: BlindCase, capsys) -> None:
+    verdict = getattr(check, case.check)(case.code)
+    assert capsys.readouterr().out.strip() == str(verdict)
+    assert "bug in the checker" not in verdict.message, verdict.message
+    if case.kind == "mistake":
+        assert not verdict.ok, f"not caught: {case.what}"
+    else:
+        assert verdict.ok, f"a correct variant ({case.what}) fails: {verdict.message}"
