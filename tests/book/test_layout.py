@@ -196,3 +196,16 @@ def test_the_api_reference_documents_every_module() -> None:
         chapter = re.search(r"book/(\w+)\.ipynb", path.read_text(encoding="utf-8")).group(1)
         entry = page.split(f"### `transformer_tutorial.{path.stem}`")[1].split("###")[0]
         assert f"{{doc}}`{chapter}`" in entry, f"{path.stem}'s entry does not link to {chapter}"
+
+
+def test_the_application_lists_every_module_where_a_reader_looks() -> None:
+    """``translator/__init__.py``'s docstring and CONTRIBUTING.md's row for ``translator/`` name
+    every module of the application, and nothing that is not one."""
+    modules = {p.stem for p in (PACKAGE / APPLICATION).glob("*.py")} - {"__init__"}
+    docstring = ast.get_docstring(ast.parse((PACKAGE / APPLICATION / "__init__.py").read_text()))
+    listed = set(re.findall(r"^``(\w+)``", docstring, flags=re.MULTILINE))
+    listed |= set(re.findall(r"^``\w+``, ``(\w+)``", docstring, flags=re.MULTILINE))
+    assert listed == modules, f"translator/__init__.py's docstring: {sorted(listed ^ modules)}"
+    row = contributing_table()[APPLICATION].split("|")[3].split("(")[0]
+    in_row = set(re.findall(r"`(\w+)`", row))
+    assert in_row == modules, f"CONTRIBUTING.md's translator/ row: {sorted(in_row ^ modules)}"

@@ -14,7 +14,7 @@ import stat
 
 import pytest
 import torch
-from test_train_cli import TINY, data_dir, run_train  # noqa: F401 (data_dir is a fixture)
+from test_train_cli import TINY, run_train
 
 from transformer_tutorial.tokens import train_tokenizer
 from transformer_tutorial.transformer import Transformer, TransformerConfig
@@ -100,7 +100,7 @@ def test_resume_keeps_the_model_it_was_trained_as(tmp_path, capsys):
     assert code == 2 and "args.json is damaged" in err
 
 
-def test_a_damaged_data_file_is_named(tmp_path, capsys, data_dir):  # noqa: F811
+def test_a_damaged_data_file_is_named(tmp_path, capsys, data_dir):
     broken = tmp_path / "data"
     broken.mkdir()
     for f in data_dir.glob("*.??"):
@@ -123,7 +123,7 @@ def test_a_damaged_data_file_is_named(tmp_path, capsys, data_dir):  # noqa: F811
         ),  # fmt: skip
     ],
 )
-def test_a_full_disk_is_a_message(tmp_path, capsys, data_dir, monkeypatch, failure):  # noqa: F811
+def test_a_full_disk_is_a_message(tmp_path, capsys, data_dir, monkeypatch, failure):
     def full(*args, **kwargs):
         raise failure
 
@@ -152,7 +152,7 @@ def test_checkpoint_files_follow_the_umask(tmp_path, umask):
 
 @pytest.mark.slow  # real training runs: `make unit` skips it, `make test` runs it
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_a_signal_stops_training_and_says_how_to_continue(tmp_path, data_dir, signum):  # noqa: F811
+def test_a_signal_stops_training_and_says_how_to_continue(tmp_path, data_dir, signum):
     args = ("--max-steps", "6", "--checkpoint-every", "2")
     stopped = run_train(data_dir, tmp_path / "run", *args, signal_at=(4, signum))
     assert stopped.returncode == 130 and "continue with --resume" in stopped.stderr
@@ -162,7 +162,7 @@ def test_a_signal_stops_training_and_says_how_to_continue(tmp_path, data_dir, si
 
 
 @pytest.mark.slow  # a real training run: `make unit` skips it, `make test` runs it
-def test_an_inherited_ignore_of_sigint_is_honoured(tmp_path, data_dir):  # noqa: F811
+def test_an_inherited_ignore_of_sigint_is_honoured(tmp_path, data_dir):
     """A script's background job (``train ... &``) starts with SIGINT ignored, so that Ctrl-C
     in the terminal does not reach it: the training keeps running to its end."""
     args = ("--max-steps", "4", "--checkpoint-every", "2")
@@ -178,7 +178,7 @@ def test_an_inherited_ignore_of_sigint_is_honoured(tmp_path, data_dir):  # noqa:
     [{"kill_before_step": 2}, {"kill_during_evaluation": True}],
     ids=["before-the-first-checkpoint", "during-the-evaluation"],
 )
-def test_a_killed_run_resumes_to_the_same_results(tmp_path, data_dir, fault):  # noqa: F811
+def test_a_killed_run_resumes_to_the_same_results(tmp_path, data_dir, fault):
     """Mid-training is test_train_cli's kill test; these are the stages around it."""
     args = ("--max-steps", "6", "--checkpoint-every", "3")
     whole = run_train(data_dir, tmp_path / "whole", *args)
@@ -210,7 +210,7 @@ def small_checkpoint_parts():
 
 
 def test_resume_skips_a_damaged_newest_checkpoint(tmp_path, capsys):
-    from transformer_tutorial.translator.train import newest_sound_checkpoint
+    from transformer_tutorial.translator.rundir import newest_sound_checkpoint
 
     model, config, tokenizer = small_checkpoint_parts()
     for step in (1, 2):
@@ -247,7 +247,7 @@ def test_a_metrics_line_cut_short_does_not_block_a_resume(tmp_path):
 
 
 @pytest.mark.slow  # one killed run per file write: `make unit` skips it, `make test` runs it
-def test_a_kill_at_every_file_write_resumes_to_the_same_results(tmp_path, data_dir):  # noqa: F811
+def test_a_kill_at_every_file_write_resumes_to_the_same_results(tmp_path, data_dir):
     """SIGKILL just before each ``os.replace`` of a short run, in turn; every killed run is
     resumed until it finishes, and ends with the uninterrupted run's results."""
     args = ("--max-steps", "4", "--checkpoint-every", "2", "--samples", "3")
@@ -271,7 +271,7 @@ def test_a_kill_at_every_file_write_resumes_to_the_same_results(tmp_path, data_d
     assert n > 8  # tokenizer, options, checkpoints, latest, records: many writes were tried
 
 
-def test_an_unwritable_run_dir_is_a_message(tmp_path, capsys, data_dir, monkeypatch):  # noqa: F811
+def test_an_unwritable_run_dir_is_a_message(tmp_path, capsys, data_dir, monkeypatch):
     """As when the run directory turns read-only after the tokenizer was written (tested with a
     refusing writer: permission checks do not apply to the root user that runs CI)."""
     import tempfile
@@ -290,7 +290,7 @@ def test_an_unwritable_run_dir_is_a_message(tmp_path, capsys, data_dir, monkeypa
     assert "Traceback" not in err
 
 
-def test_the_time_budget_counts_the_time_before_a_resume(tmp_path, capsys, data_dir):  # noqa: F811
+def test_the_time_budget_counts_the_time_before_a_resume(tmp_path, capsys, data_dir):
     """A run that has used its --max-minutes stops at once when resumed: the checkpoint records
     the elapsed time, and the resumed run counts on from it."""
     run_dir = tmp_path / "run"

@@ -1,7 +1,8 @@
 """Tests of the training command line (transformer_tutorial.train), on tiny models and data.
 
-Each test runs the real command in a subprocess on a temporary copy of a few hundred Multi30k
-lines: the records it writes, resuming after SIGKILL, two processes under torchrun against one.
+Each test runs the real command in a subprocess on a few hundred captions in Multi30k's and
+Tatoeba's file layouts (``conftest.py``): the records it writes, resuming after SIGKILL, two
+processes under torchrun against one.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from transformer_tutorial.data import load_multi30k, load_tatoeba_cmn
 from transformer_tutorial.translator.checkpoint import load_checkpoint
 from transformer_tutorial.translator.vocab import TokenizerPair
 
@@ -28,29 +28,6 @@ TINY = [
     "--target-vocab-size", "200", "--max-tokens", "600", "--warmup", "10", "--beam-size", "2",
     "--no-progress", "--log-every", "1",
 ]  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def data_dir(tmp_path_factory) -> Path:
-    """A Multi30k folder with the official file names and a few lines of each split."""
-    folder = tmp_path_factory.mktemp("multi30k")
-    for split, stem, n in (
-        ("train", "train", 240),
-        ("val", "val", 12),
-        ("test", "test_2016_flickr", 12),
-    ):
-        pairs = load_multi30k(split)[:n]
-        for side, lang in enumerate(("de", "en")):
-            (folder / f"{stem}.{lang}").write_text("".join(p[side] + "\n" for p in pairs))
-    # Tatoeba's English-Chinese file, cut to lines whose hash split gives 240 / 12 / 12 pairs.
-    chosen = {"train": 240, "val": 12, "test": 12}
-    lines = []
-    for split in chosen:
-        for en, zh in load_tatoeba_cmn(split, src_lang="en", tgt_lang="zh")[: chosen[split]]:
-            lines.append(f"{en}\t{zh}\tCC-BY 2.0 (France) Attribution: tatoeba.org\n")
-    (folder / "cmn-eng").mkdir()
-    (folder / "cmn-eng" / "cmn.txt").write_text("".join(lines), encoding="utf-8")
-    return folder
 
 
 def run_train(
@@ -311,7 +288,9 @@ def test_chinese_english_through_the_same_command(tmp_path, data_dir, pair):
 
 
 @pytest.mark.slow
-def test_linear_schedule_runs_and_the_choices_benchmark_compares_runs(tmp_path, data_dir):
+def test_linear_schedule_runs_and_the_choices_benchmark_compares_runs(
+    tmp_path, data_dir, monkeypatch
+):
     runs = {"paper": tmp_path / "paper", "linear": tmp_path / "linear"}
     for name, run_dir in runs.items():
         extra = ["--lr-schedule", "linear" if name == "linear" else "inverse-sqrt"]
@@ -325,6 +304,7 @@ def test_linear_schedule_runs_and_the_choices_benchmark_compares_runs(tmp_path, 
     val = [json.loads(line) for line in (runs["linear"] / "metrics.jsonl").open()]
     assert [r["step"] for r in val if r["kind"] == "val"][-1] == 6  # the final model's record
     sys.path.insert(0, str(TESTS.parents[1] / "benchmarks"))
+    monkeypatch.setenv("TRANSFORMER_TUTORIAL_DATA", str(data_dir))  # the benchmarks read it
     import choices
 
     payload = choices.main(

@@ -16,6 +16,16 @@ this package is the application built from them, and they never import it (a tes
 ``checkpoint``
     Atomic, self-contained checkpoints (safetensors weights, config, tokenizer, training state),
     and checkpoint averaging (the mean of the weights of a run's last few checkpoints).
+``rundir``
+    The run directory: created, locked against a second training, checked before a run starts
+    or continues.
+``schedule``
+    The learning-rate schedules after the warm-up (the paper's inverse square root, or linear
+    to the end of the budget).
+``dropout``
+    Dropout masks drawn four from each 64-bit random number on a CPU (``--dropout-masks``).
+``vocab``
+    A vocabulary for each language (``--target-vocab-size``): the two tokenizers as one.
 
 Device, precision, processes (``torchrun``) and the provenance of a measured result come from
 the support module ``transformer_tutorial.runtime``, which the environment check and the
