@@ -189,3 +189,10 @@ def test_a_dict_gives_several_kinds_over_the_same_tokens() -> None:
     assert payload(html)["s"] == [[1, 1, 2, 2], [1, 1, 2, 2]]
     with pytest.raises(ValueError, match="empty dict"):
         attention_view({}, ["a"])
+
+
+def test_weights_stored_to_four_decimals_are_accepted() -> None:
+    """The recorded runs store weights rounded to 4 decimals: rows sum to 1 within a few 1e-4."""
+    w = np.round(softmax((2, 4, 30, 30)).double().numpy(), 4)
+    assert np.abs(w.sum(-1) - 1).max() > 1e-4
+    assert "30 queries x 30 keys" in repr(attention_view(w, [str(i) for i in range(30)]))

@@ -39,7 +39,9 @@ import numpy as np
 __all__ = ["LEVELS", "AttentionView", "Panel", "attention_view", "seq2seq_view"]
 
 LEVELS = 256  # weights are shown as multiples of 1/LEVELS
-ROW_SUM_TOLERANCE = 1e-3  # a row of weights sums to 1 (or to 0: a query with no visible key)
+# A row of weights sums to 1 (or to 0: a query with no visible key), up to the rounding of weights
+# stored to a few decimals (the recorded runs keep 4: a row of 30 is off by at most 0.0015).
+ROW_SUM_TOLERANCE = 5e-3
 # White -> light blue -> dark blue: a weight of 0 is the page, 1 the darkest (readable in grey).
 RAMP = ((255, 255, 255), (107, 174, 214), (8, 48, 107))
 
