@@ -187,3 +187,14 @@ def test_cpu_step_times_the_translator_variants(bench, tmp_path, capsys):
     assert "speed-up over before" in capsys.readouterr().out
     for shares in payload["profiles"].values():
         assert 0 < sum(shares.values()) <= 1 + 1e-9
+
+
+def test_the_readme_table_names_every_script_and_nothing_else():
+    """benchmarks/README.md's table of scripts is where a reader looks first: it must not drift."""
+    import re
+
+    readme = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")
+    table = readme.split("| script | measures |")[1].split("\n\n")[0]
+    named = set(re.findall(r"^\| `([\w.]+)` \|", table, flags=re.MULTILINE))
+    scripts = {p.name for p in (ROOT / "benchmarks").iterdir() if p.suffix in (".py", ".sh")}
+    assert named == scripts - {"common.py"}, sorted(named ^ (scripts - {"common.py"}))
