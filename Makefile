@@ -18,9 +18,12 @@ export OMP_NUM_THREADS := 2
 # Idle OpenMP threads sleep instead of spinning (much faster when processes share the cores).
 export OMP_WAIT_POLICY := PASSIVE
 
-.PHONY: install fonts book i18n-update i18n-stats test lint format unit slow nbval site-test export execute sync check-book clean
+.PHONY: help install fonts book i18n-update i18n-stats test lint format unit slow nbval site-test export execute sync check-book clean
 
-install: $(STAMP)
+help:  ## this list
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z0-9-]+):.*## /  make \1\t/' | expand -t 22
+
+install: $(STAMP)  ## the virtual environment .venv with everything the book and its tests need
 
 # PyTorch: requirements.txt pins torch==2.13.0. On Linux, PyPI's torch is the CUDA build (about
 # 5 GB with its NVIDIA libraries). With no NVIDIA GPU, take the CPU-only build from PyTorch's own
@@ -44,7 +47,7 @@ $(STAMP): requirements.txt pyproject.toml
 # into the virtual environment (no root needed), where transformer_tutorial.plotting finds it.
 # Elsewhere, any installed CJK font will do (macOS and Windows have one).
 CJK_FONT := $(VENV)/share/fonts/wqy-microhei.ttc
-fonts:
+fonts:  ## a CJK font for the figures, unpacked into .venv (part of install)
 	@if [ -e $(CJK_FONT) ]; then exit 0; fi; \
 	if command -v apt-get >/dev/null && command -v dpkg >/dev/null; then \
 	  rm -rf _build/fonts-deb && mkdir -p _build/fonts-deb $(VENV)/share/fonts && \
@@ -86,7 +89,7 @@ _vendor/fonts/noto-sans-sc.css: tools/webfont_css.py
 
 # Two editions from the same notebooks: English in _build/html/, Chinese in _build/html/zh/ (its
 # prose from the gettext catalogs in locale/; see tools/i18n.py and CONTRIBUTING.md).
-book: $(STAMP) _vendor/mathjax/tex-chtml.js _vendor/fonts/noto-sans-sc.css
+book: $(STAMP) _vendor/mathjax/tex-chtml.js _vendor/fonts/noto-sans-sc.css  ## build both editions: _build/html/ (English) and _build/html/zh/ (Chinese)
 	rm -rf _build/html _build/.doctrees
 	$(BIN)/jupyter-book build . -W -n --keep-going
 	$(BIN)/python tools/i18n.py build
@@ -94,25 +97,25 @@ book: $(STAMP) _vendor/mathjax/tex-chtml.js _vendor/fonts/noto-sans-sc.css
 
 # The Chinese catalogs: bring them up to the English text (new messages empty, changed ones
 # fuzzy), and count what is left to translate.
-i18n-update: $(STAMP)
+i18n-update: $(STAMP)  ## bring the Chinese catalogs up to the English text (new: empty, changed: fuzzy)
 	$(BIN)/python tools/i18n.py update
 
-i18n-stats: $(STAMP)
+i18n-stats: $(STAMP)  ## translated / untranslated / fuzzy messages, page by page
 	$(BIN)/python tools/i18n.py stats
 
-lint: $(STAMP)
+lint: $(STAMP)  ## ruff: lint and format check of src, tests, tools, benchmarks
 	$(BIN)/ruff check src tests tools benchmarks
 	$(BIN)/ruff format --check src tests tools benchmarks
 
-format: $(STAMP)
+format: $(STAMP)  ## ruff: format and fix src, tests, tools, benchmarks
 	$(BIN)/ruff format src tests tools benchmarks
 	$(BIN)/ruff check --fix src tests tools benchmarks
 
 # The quick loop: everything but the real training runs (marked slow) and the browser tests.
-unit: $(STAMP)
+unit: $(STAMP)  ## the quick tests (everything but the training runs and the browser)
 	$(BIN)/pytest -q tests -m "not browser and not slow"
 
-slow: $(STAMP)
+slow: $(STAMP)  ## the tests that run real (short) trainings
 	$(BIN)/pytest -q tests -m "slow and not browser"
 
 # The stored outputs are written with the usual kernels and two threads (`make execute`) and
@@ -126,27 +129,27 @@ STORE_NUMERICS ?= -u ATEN_CPU_CAPABILITY -u MKL_CBWR OMP_NUM_THREADS=2
 NBVAL_NUMERICS ?= ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE OMP_NUM_THREADS=1
 NBVAL_WORKERS ?= 2
 
-nbval: $(STAMP)
+nbval: $(STAMP)  ## re-run every notebook under other numerics and compare the stored outputs
 	env $(NBVAL_NUMERICS) $(BIN)/pytest -q -p no:cacheprovider --nbval --nbval-current-env \
 	  --nbval-sanitize-with nbval_sanitize.cfg --nbval-cell-timeout=900 \
 	  $(if $(filter-out 0 1,$(NBVAL_WORKERS)),-n $(NBVAL_WORKERS) --dist loadscope) $(NB)
 
-site-test: book
+site-test: book  ## build the book, then test the pages in headless Chromium
 	@command -v chromium >/dev/null || command -v apt-get >/dev/null || { echo "The site test \
 	needs Debian's chromium (/usr/bin/chromium); install Chromium or run on Debian/Ubuntu."; exit 1; }
 	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
 	$(BIN)/pytest -q tests -m browser
 
-test: lint unit slow nbval site-test
+test: lint unit slow nbval site-test  ## everything CI runs: lint, unit, slow, nbval, site-test
 
-export: $(STAMP)
+export: $(STAMP)  ## write the package's taught modules from the notebooks' #| export cells
 	$(BIN)/python tools/export.py
 
-sync: $(STAMP)
+sync: $(STAMP)  ## pair each notebook with its MyST twin (jupytext --sync)
 	$(BIN)/jupytext --sync $(NB)
 
-execute: $(STAMP)
+execute: $(STAMP)  ## re-run notebooks and store their outputs (NB=book/NN_name.ipynb for one)
 	env $(STORE_NUMERICS) $(BIN)/python tools/execute.py $(NB)
 
-clean:
+clean:  ## remove _build and _vendor
 	rm -rf _build _vendor
