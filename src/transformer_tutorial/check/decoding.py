@@ -39,6 +39,13 @@ class _Case:
 
 
 MISTAKES = {
+    "kv-cache-whole-buffer": "a new cache's first append_self of one position returned {got} "
+    "positions: return only the positions appended so far, (B, H, T_past + T_new, Dh) -- "
+    "attention would read the unfilled rest of a buffer as keys. Slice a preallocated buffer "
+    "to its filled length, or concatenate.",
+    "greedy-not-deterministic": "two calls on the same model and sources gave different tokens: "
+    "greedy search takes the most probable token (argmax) at each step; sampling from the "
+    "softmax belongs to chapter 18.",
     "greedy-no-eval": "handed a model in training mode, your search keeps dropout on: the "
     "tokens change from call to call. Call model.eval() before decoding (the book's "
     "greedy_decode does), so that every dropout layer lets everything through.",
@@ -215,6 +222,7 @@ def check_greedy_decode(fn: Callable[..., Tensor]) -> Verdict:
     its row is padded with PAD after its end; BOS is not returned. Tried on four small random
     translators, and with each sentence alone."""
     cases, outputs = _cases(), []
+    _expect_deterministic(fn, cases[0])
     for c, case in enumerate(cases):
         model, src, L, eos, pad = case.model, case.src, case.max_len, case.eos, case.pad
         if ("greedy", c) not in _BOOK:  # the book's output, the same on every call
@@ -235,6 +243,15 @@ def check_greedy_decode(fn: Callable[..., Tensor]) -> Verdict:
         raise Wrong(words)
     _expect_eval_mode(fn, cases[0], outputs[0])
     return "tokens, the stop at EOS, max_len, padding, and each sentence alone are right."
+
+
+def _expect_deterministic(fn: Callable, case: _Case) -> None:
+    """Greedy search is a function of the model and the sources: two calls agree."""
+    args = (case.src, case.max_len, BOS_ID, case.eos)
+    first, second = (fn(copy.deepcopy(case.model), *args) for _ in range(2))
+    if isinstance(first, Tensor) and isinstance(second, Tensor):
+        if first.shape != second.shape or not torch.equal(first, second):
+            raise Wrong.named(MISTAKES, "greedy-not-deterministic")
 
 
 def _in_training_mode(model: Transformer) -> Transformer:
@@ -682,7 +699,9 @@ def check_kv_cache(cls: type) -> Verdict:
     first, second = cls(), cls()  # two blocks' caches: each has its own history
     first.append_self(*new(1, 40))
     keys = second.append_self(*new(1, 41))
-    if isinstance(keys, tuple) and isinstance(keys[0], Tensor) and keys[0].shape[2] != 1:
+    if isinstance(keys, tuple) and isinstance(keys[0], Tensor) and keys[0].shape[2] not in (1, 2):
+        raise Wrong.named(MISTAKES, "kv-cache-whole-buffer", got=keys[0].shape[2])
+    if isinstance(keys, tuple) and isinstance(keys[0], Tensor) and keys[0].shape[2] == 2:
         raise Wrong(
             "two caches share one history: a new cache's first append_self returned "
             f"{keys[0].shape[2]} positions, with the keys another cache was given. Make "

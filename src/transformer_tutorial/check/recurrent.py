@@ -12,6 +12,12 @@ from .engine import check
 from .tensors import backward, close, expect_tensor, randn, tolerance, with_weights_of
 from .verdict import Verdict, Wrong
 
+MISTAKES = {
+    "lstm-in-place": "your cell changed the state (h, c) it was given, in place (mul_, add_, "
+    "+=): the caller's tensors are overwritten, and autograd needs the old memory for the "
+    "backward pass. Compute new tensors: c' = sigmoid(f) * c + sigmoid(i) * tanh(g).",
+}
+
 # --- the LSTM cell --------------------------------------------------------------------------------
 
 _GATES = "ifgo"
@@ -75,7 +81,10 @@ def check_lstm_cell(cls: type) -> Verdict:
     reference = LSTMCell(D, H).double()
     with_weights_of(mine, reference, ("in_proj", "state_proj"))
     x, h, c = randn(B, D), randn(B, H, seed=1), randn(B, H, seed=2)
-    got = mine(x, (h, c))
+    given = (h.clone(), c.clone())
+    got = mine(x, given)
+    if not (torch.equal(given[0], h) and torch.equal(given[1], c)):
+        raise Wrong.named(MISTAKES, "lstm-in-place")
     if isinstance(got, torch.Tensor):
         raise Wrong("return the new state as a pair (h, c), not h alone: the next step "
                     "needs the memory c too.")  # fmt: skip

@@ -395,6 +395,43 @@ _CACHE = [
 ]
 
 
+class CacheBuffer:
+    """Writes into a preallocated buffer of 64 positions and returns all of it."""
+
+    def __init__(self):
+        self.k = self.v = None
+        self.t = 0
+
+    def append_self(self, k, v):
+        if self.k is None:
+            self.k = k.new_zeros(*k.shape[:2], 64, k.shape[-1])
+            self.v = v.new_zeros(*v.shape[:2], 64, v.shape[-1])
+        n = k.shape[2]
+        self.k[:, :, self.t : self.t + n], self.v[:, :, self.t : self.t + n] = k, v
+        self.t += n
+        return self.k, self.v
+
+    def reorder(self, index):
+        self.k, self.v = self.k[index], self.v[index]
+
+
+def greedy_sampling(model, src, max_len, bos_id, eos_id):
+    """Samples each token from the softmax (from the global generator) instead of argmax."""
+    model.eval()
+    memory, pad = model.encode(src), model.config.pad_id
+    tokens = torch.full((src.shape[0], 1), bos_id)
+    done = torch.zeros(src.shape[0], dtype=torch.bool)
+    for _ in range(max_len):
+        probs = model.decode(tokens, memory, src)[:, -1].softmax(-1)
+        probs[:, pad] = 0
+        step = torch.multinomial(probs, 1).squeeze(1).masked_fill(done, pad)
+        tokens = torch.cat([tokens, step[:, None]], dim=1)
+        done |= step == eos_id
+        if done.all():
+            break
+    return tokens[:, 1:]
+
+
 def greedy_in_any_mode(model, src, max_len, bos_id, eos_id):
     """The book's search, without model.eval(): dropout stays on in a model in training mode."""
     return greedy_by_hand(model, src, max_len, bos_id, eos_id, mistake="train")
@@ -437,6 +474,8 @@ MISTAKES = (
     ]
     + [Mistake(check.check_kv_cache, f"kv-cache-{m}", cls, d) for m, cls, d in _CACHE]
     + [Mistake(check.check_greedy_decode, "greedy-no-eval", greedy_in_any_mode, "model.eval()")]
+    + [Mistake(check.check_greedy_decode, "greedy-not-deterministic", greedy_sampling, "argmax")]
+    + [Mistake(check.check_kv_cache, "kv-cache-whole-buffer", CacheBuffer, "returned 64")]
 )
 
 CORRECT = [

@@ -87,6 +87,16 @@ class LSTMWithoutState(LSTMCell):
         return right(i, f, g, o, c)
 
 
+class LSTMUpdatesInPlace(LSTMCell):
+    """Right values, but the caller's memory c is overwritten with mul_ and add_."""
+
+    def forward(self, x, state):
+        h, c = state
+        i, f, g, o = (self.in_proj(x) + self.state_proj(h)).chunk(4, dim=-1)
+        c.mul_(sig(f)).add_(sig(i) * tanh(g))
+        return sig(o) * tanh(c), c
+
+
 class LSTMReturnsH(LSTMCell):
     def forward(self, x, state):
         return super().forward(x, state)[0]
@@ -154,6 +164,7 @@ class RNNByMatmul(nn.Module):
 LSTM, RNN = check.check_lstm_cell, check.check_rnn_cell
 
 MISTAKES = [
+    Mistake(LSTM, "lstm-in-place", LSTMUpdatesInPlace, "changed the state (h, c) it was given"),
     Mistake(
         LSTM,
         "lstm-gates-i-f-swapped",
