@@ -348,7 +348,7 @@ CALQUES = {
     r"(?<![\d.])0\.\d+ 的(测试)?(句子|数字串|字符串|步|词元)": "a fraction as a count: 70.9 % 的测试句子",
     r"大杠杆": "'the big lever': 真正能大幅改变……的只有",
     r"诚实": "'honest(ly)': 如实 / 正确 / 正当",
-    r"便宜": "'cheap': 快 / 计算量小 / 开销小",
+    r"便宜|廉价": "'cheap': 快 / 计算量小 / 开销小",
     r"付出[^，。]{0,8}奈特": "'pays n nats': 损失为 n 奈特",
     r"走了一遍": "'walks through': 完整演示一遍",
     r"字体": "'script' (traditional or simplified) is not a font: 繁体 / 简体 / 写法",
