@@ -11,6 +11,8 @@ from ..feedforward import PositionwiseFeedForward
 from ..masks import causal_mask
 from ..sequences import PAD_ID
 from ..training import LabelSmoothingLoss
+from .diagnoses import MISTAKES as LOSS_MISTAKES
+from .diagnoses import counts, loss_described, normalisation_named
 from .engine import check
 from .tensors import backward, close, expect_tensor, randn, tolerance, with_weights_of
 from .verdict import POLARITY, Verdict, Wrong
@@ -280,19 +282,14 @@ def check_label_smoothing(cls: type) -> Verdict:
     log_p = torch.log_softmax(logits, -1)
     per_token = _smoothed(log_p, target, eps)
     real = target != PAD_ID
-    n = int(real.sum())
     smooth = torch.full_like(log_p, eps / V) + (1 - eps) * torch.nn.functional.one_hot(target, V)
     entropy = (smooth * smooth.log()).sum(-1)[real].mean()
+    named = normalisation_named(got, per_token, real)
+    if named:
+        raise Wrong.named(LOSS_MISTAKES, named, ratio=got.item() / expected.item(), **counts(real))
     mistakes = {
-        f"padding positions count in the mean: average over the real targets only ({n} of "
-        f"{B * T} here)": per_token.mean(),
         f"no smoothing: with ε = {eps} the right token's target is {1 - eps} and every token "
         f"gets ε / V = {eps / V:.4f} on top": LabelSmoothingLoss(0.0)(logits, target),
-        "you divide by the number of sentences; divide by the number of real target "
-        "tokens": per_token[real].sum() / B,
-        f"you sum over the real target tokens; the loss is their mean (divide by {n})": (
-            per_token[real].sum()
-        ),
         "the logits go in as if they were log-probabilities: take log_softmax of them "
         "first": _smoothed(logits, target, eps)[real].mean(),
         "you use the probabilities, not their logarithm: the cross-entropy takes "
@@ -311,5 +308,4 @@ def check_label_smoothing(cls: type) -> Verdict:
     if close(got, off_true[real].mean()):
         raise Wrong("ε is spread over the V - 1 wrong tokens; this book (like PyTorch's "
                     "label_smoothing) spreads ε / V over all V tokens.")  # fmt: skip
-    raise Wrong(f"the loss is {got.item():.6f}, expected {expected.item():.6f} "
-                f"(logits {tuple(logits.shape)}, targets {tuple(target.shape)}).")  # fmt: skip
+    raise Wrong(loss_described(got.item(), expected.item(), real))

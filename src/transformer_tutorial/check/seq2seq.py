@@ -12,6 +12,8 @@ from torch import Tensor
 from ..bahdanau import BahdanauDecoder
 from ..seq2seq import NUM_SPECIALS, Seq2Seq, Seq2SeqConfig, last_hidden, sequence_loss
 from ..sequences import BOS_ID, EOS_ID, PAD_ID, pad_sequences, padding_mask
+from .diagnoses import MISTAKES as LOSS_MISTAKES
+from .diagnoses import counts, loss_described, normalisation_named
 from .engine import check
 from .tensors import close, expect_tensor
 from .verdict import Verdict, Wrong
@@ -59,6 +61,24 @@ def _teacher_forcing_variants(model: Seq2Seq, src: Tensor, lengths: Tensor, tgt_
         "last-column": loss_of(tgt_in, last_column, last_column[None].contiguous()),
     }
 
+
+MISTAKES = {
+    "tf-bos-overwrites-first-target": "you write <bos> over the first target instead of "
+    "shifting the targets right: the decoder is never fed y_1 and is asked to predict it from "
+    "<bos> at step 0 and again at step 1. Inputs are <bos> y_1 .. y_{{T-1}}: "
+    "torch.cat([bos, tgt_out[:, :-1]], dim=1).",
+    "tf-context-first-output": "the context is the encoder's output at the first position; c "
+    "is the encoder's final state s_S (last_hidden of what the encoder returns), which has read "
+    "the whole source.",
+    "tf-eos-not-trained": "<eos> is not a target (you replaced it by padding): the model never "
+    "learns to stop. <eos> is the last real target token of each sentence.",
+    "tf-mask-from-inputs": "the real-token mask comes from the decoder's inputs, not from "
+    "tgt_out: one padding position after each <eos> counts in the loss. Build it as "
+    "tgt_out != PAD_ID.",
+    "tf-softmax-before-loss": "the logits go through a softmax before the cross-entropy, which "
+    "takes a log_softmax itself: pass the raw logits (cross_entropy = log_softmax + "
+    "nll_loss).",
+}
 
 _TEACHER_FORCING_MISTAKES = {
     "no-shift": "the decoder is fed the token it must predict (tgt_out itself), so it learns to "
@@ -122,10 +142,47 @@ def check_teacher_forcing_loss(fn: Callable[..., Tensor]) -> Verdict:
                             "(.item(), .detach() or no_grad): it cannot be trained.")  # fmt: skip
             return ("<bos> first, the gold tokens shifted right, the encoder's final state, "
                     "and the mean over the real target tokens are right.")  # fmt: skip
-    raise Wrong(
-        f"the loss is {value.item():.6f}, expected {variants['right'].item():.6f} (src "
-        f"{src.tolist()}, lengths {lengths.tolist()}, tgt_out {tgt_out.tolist()})."
-    )
+    _name_other_loss(value, model, src, lengths, tgt_out)
+    real = tgt_out != PAD_ID
+    raise Wrong(loss_described(value.item(), variants["right"].item(), real))
+
+
+def _name_other_loss(value: Tensor, model: Seq2Seq, src, lengths, tgt_out) -> None:
+    """Name a wrong loss when exactly one other mistake gives it: a wrong normalisation of the
+    right per-token losses, or a wrong decoder input, context, target or loss function."""
+    with torch.no_grad():
+        per_token, candidates = _more_teacher_forcing_variants(model, src, lengths, tgt_out)
+    real = tgt_out != PAD_ID
+    found = [k for k, loss in candidates.items() if close(value, loss.double(), 1e-5)]
+    named = normalisation_named(value, per_token, real)
+    if named and not found:
+        raise Wrong.named(LOSS_MISTAKES, named, ratio=value.item() / per_token[real].mean().item(),
+                          **counts(real))  # fmt: skip
+    if len(found) == 1 and not named:
+        raise Wrong.named(MISTAKES, found[0])
+
+
+def _more_teacher_forcing_variants(model: Seq2Seq, src, lengths, tgt_out):
+    """The right per-token losses ``(B, T)``, and the loss of each mistake of ``MISTAKES``."""
+    outputs, state = model.encoder(src, lengths)  # (B, S, D), (1, B, D)
+    context, tgt_in = last_hidden(state), _shift_right(tgt_out)  # (B, D), (B, T)
+    logits = model.decoder(tgt_in, context, state)[0]  # (B, T, V)
+    per_token = F.cross_entropy(logits.transpose(1, 2), tgt_out, reduction="none")  # (B, T)
+    overwritten = tgt_out.clone()
+    overwritten[:, 0] = BOS_ID  # (B, T): <bos> written over y_1
+    no_eos = tgt_out.masked_fill(tgt_out == EOS_ID, PAD_ID)
+    inputs_real = tgt_in != PAD_ID  # one position too many after each <eos>
+    return per_token, {
+        "tf-bos-overwrites-first-target": sequence_loss(
+            model.decoder(overwritten, context, state)[0], tgt_out
+        ),
+        "tf-context-first-output": sequence_loss(
+            model.decoder(tgt_in, outputs[:, 0], state)[0], tgt_out
+        ),
+        "tf-eos-not-trained": sequence_loss(logits, no_eos),
+        "tf-mask-from-inputs": per_token[inputs_real].mean(),
+        "tf-softmax-before-loss": sequence_loss(logits.softmax(-1), tgt_out),
+    }
 
 
 # --- one step of the Bahdanau decoder (chapter 7) -------------------------------------------------

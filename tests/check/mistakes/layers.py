@@ -348,6 +348,22 @@ MISTAKES = [
         loss_with(lambda eps, x, y: per_token(eps, x, y)[y != PAD_ID].mean().expand(1)),
         "one number",
     ),  # fmt: skip
+    Mistake(
+        LOSS,
+        "loss-mean-of-sentence-means",
+        loss_with(
+            lambda eps, x, y: (
+                (per_token(eps, x, y) * (y != PAD_ID)).sum(1).div((y != PAD_ID).sum(1)).mean()
+            )
+        ),
+        "then the sentences",
+    ),  # fmt: skip
+    Mistake(
+        LOSS,
+        "loss-twice-divided",
+        loss_with(lambda eps, x, y: per_token(eps, x, y)[y != PAD_ID].mean() / y.shape[0]),
+        "once more",
+    ),  # fmt: skip
     Mistake(LOSS, "loss-eps-over-V-1", loss_with(spread_over_wrong_tokens), "V - 1 wrong tokens"),
     Mistake(LOSS, "loss-kl-divergence", loss_with(kl_divergence), "KL divergence"),
     Mistake(

@@ -8,7 +8,7 @@ import torch.nn.functional as F
 
 from transformer_tutorial import check
 from transformer_tutorial.seq2seq import last_hidden, sequence_loss
-from transformer_tutorial.sequences import BOS_ID, PAD_ID
+from transformer_tutorial.sequences import BOS_ID, EOS_ID, PAD_ID
 
 from . import Correct, Mistake
 
@@ -82,6 +82,40 @@ def tf_last_column(model, src, src_lengths, tgt_out):
     last = outputs[:, -1]  # (B, D)
     logits, _ = model.decoder(shifted(tgt_out), last, last[None].contiguous())
     return sequence_loss(logits, tgt_out)
+
+
+def tf_bos_overwrites(model, src, src_lengths, tgt_out):
+    tgt_in = tgt_out.clone()
+    tgt_in[:, 0] = BOS_ID  # written over y_1, not shifted
+    return sequence_loss(model(src, src_lengths, tgt_in), tgt_out)
+
+
+def tf_context_first_output(model, src, src_lengths, tgt_out):
+    outputs, state = model.encoder(src, src_lengths)
+    logits, _ = model.decoder(shifted(tgt_out), outputs[:, 0], state)
+    return sequence_loss(logits, tgt_out)
+
+
+def tf_eos_not_trained(model, src, src_lengths, tgt_out):
+    return sequence_loss(model(src, src_lengths, shifted(tgt_out)),
+                         tgt_out.masked_fill(tgt_out == EOS_ID, PAD_ID))  # fmt: skip
+
+
+def tf_mask_from_inputs(model, src, src_lengths, tgt_out):
+    tgt_in = shifted(tgt_out)
+    logits = model(src, src_lengths, tgt_in)
+    losses = F.cross_entropy(logits.transpose(1, 2), tgt_out, reduction="none")
+    return losses[tgt_in != PAD_ID].mean()
+
+
+def tf_softmax_first(model, src, src_lengths, tgt_out):
+    return sequence_loss(model(src, src_lengths, shifted(tgt_out)).softmax(-1), tgt_out)
+
+
+def tf_sum_per_sentence(model, src, src_lengths, tgt_out):
+    logits = model(src, src_lengths, shifted(tgt_out))
+    losses = F.cross_entropy(logits.transpose(1, 2), tgt_out, reduction="none")
+    return losses[tgt_out != PAD_ID].sum() / len(src)
 
 
 def tf_item(model, src, src_lengths, tgt_out):
@@ -185,6 +219,12 @@ MISTAKES = [
     Mistake(TF, "tf-zero-state", tf_zero_state, "the decoder starts from a zero state"),
     Mistake(TF, "tf-last-column", tf_last_column, "the encoder's output at the last column"),
     Mistake(TF, "tf-detached", tf_item, "the loss is detached from the model"),
+    Mistake(TF, "tf-bos-overwrites-first-target", tf_bos_overwrites, "instead of shifting"),
+    Mistake(TF, "tf-context-first-output", tf_context_first_output, "at the first position"),
+    Mistake(TF, "tf-eos-not-trained", tf_eos_not_trained, "never learns to stop"),
+    Mistake(TF, "tf-mask-from-inputs", tf_mask_from_inputs, "tgt_out != PAD_ID"),
+    Mistake(TF, "tf-softmax-before-loss", tf_softmax_first, "pass the raw logits"),
+    Mistake(TF, "tf-per-sentence", tf_sum_per_sentence, "11 / 3 = 3.67", "loss-per-sentence"),
     Mistake(STEP, "bahdanau-luong-query", step_luong, "the query is the new state s'_t"),
     Mistake(STEP, "bahdanau-no-mask", step_no_mask, "padding gets weight"),
     Mistake(STEP, "bahdanau-context-not-fed", step_context_not_fed, "is not fed to the recurrent"),
