@@ -5,6 +5,7 @@
     python tools/i18n.py stats [--check] # translated / untranslated / fuzzy, page by page
     python tools/i18n.py build          # the Chinese HTML edition into _build/html/zh/
     python tools/i18n.py notebooks      # the runnable Chinese notebooks, zh/book/*.ipynb
+    python tools/i18n.py diagrams       # the opening diagrams' labels into their catalog
     python tools/i18n.py todo book/01_sequences todo.json   # what is left to translate
     python tools/i18n.py apply todo.json                    # ... and back, once translated
 
@@ -377,6 +378,7 @@ def update() -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         merged.save(str(path))
         print(f"{path.relative_to(ROOT)}: {counts(merged)}")
+    update_diagrams()
     notebooks(check=False)
 
 
@@ -406,6 +408,14 @@ def stats(check: bool) -> int:
               f"{c['fuzzy']} fuzzy")  # fmt: skip
         if c["untranslated"] or c["fuzzy"]:
             bad.append(page)
+    if DIAGRAMS_PO.exists():  # the opening diagrams' labels
+        c = counts(polib.pofile(str(DIAGRAMS_PO)))
+        print(f"diagrams: {c['translated']} translated, {c['untranslated']} untranslated, "
+              f"{c['fuzzy']} fuzzy")  # fmt: skip
+        if c["untranslated"] or c["fuzzy"]:
+            bad.append("diagrams")
+    else:
+        missing.append("diagrams")
     if missing:
         print(f"no catalog yet: {', '.join(missing)}")
     if check and (bad or missing):
@@ -457,12 +467,155 @@ def apply(path: Path) -> None:
     print(f"{catalog_path.relative_to(ROOT)}: {done} translation(s) applied; {counts(catalog)}")
 
 
+# --- the opening diagram of every chapter, drawn in Chinese ----------------------------------------
+#
+# A chapter's opening diagram (its first code cell that calls ``diagram(``) is drawn by
+# transformer_tutorial.diagrams, whose labels are written in English and looked up, in Chinese, in
+# the catalog DIAGRAMS_PO (a gettext catalog like the pages', shipped inside the package so that a
+# reader's own run finds it). The Chinese notebooks store that cell's outputs drawn in Chinese,
+# with the labels drawn in the output's metadata; the Chinese build shows those outputs
+# (_ext/chinese_diagrams.py), and a test redraws every one and compares its labels.
+
+DIAGRAMS_PO = ROOT / "src" / "transformer_tutorial" / "locale" / LANGUAGE / "LC_MESSAGES"
+DIAGRAMS_PO = DIAGRAMS_PO / "diagrams.po"
+DRAWN = "transformer_tutorial"  # the key of a Chinese diagram output's metadata
+# The first line of a Chinese notebook's first code cell: its figures are drawn in Chinese.
+SET_LANGUAGE = (
+    "# 中文版：本书的图用中文绘制\n"
+    f'from transformer_tutorial.language import set_language; set_language("{LANGUAGE}")'
+)
+
+
+def live(catalog: polib.POFile) -> list[polib.POEntry]:
+    return [e for e in catalog if e.msgid and not e.obsolete]
+
+
+def language_catalog() -> dict[str, str]:
+    """The diagrams' catalog as the package reads it: {English label: Chinese label}."""
+    from transformer_tutorial.language import read_po
+
+    return read_po(DIAGRAMS_PO)
+
+
+def diagram_cell(nb: nbformat.NotebookNode) -> int | None:
+    """The index of the chapter's opening diagram: its first code cell that draws a diagram."""
+    return next(
+        (i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "diagram(" in c.source),
+        None,
+    )
+
+
+def _draw(language: str, out: Path, pages: list[Path]) -> None:
+    """(Run in its own process.) Each page's code cells up to its opening diagram, in
+    ``language``; write {page: [output, ...]} with the diagram cell's figures as nbformat
+    outputs (retina PNGs, as the notebooks store them) and the labels each figure drew."""
+    import base64
+    import os
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from IPython.core.inputtransformer2 import TransformerManager
+    from IPython.core.pylabtools import retina_figure
+
+    from transformer_tutorial.diagrams import labels as diagram_labels
+    from transformer_tutorial.language import set_language
+
+    transform, drawn = TransformerManager(), {}
+    for page in pages:
+        nb = nbformat.read(page, as_version=4)
+        last = diagram_cell(nb)
+        if last is None:
+            continue
+        namespace = {"__name__": "__main__"}
+        here = os.getcwd()
+        os.chdir(page.parent)
+        try:
+            set_language(language)
+            for cell in nb.cells[: last + 1]:
+                if cell.cell_type == "code":
+                    plt.close("all")  # the diagram cell's own figures are the ones kept
+                    code = compile(transform.transform_cell(cell.source), str(page), "exec")
+                    exec(code, namespace)  # noqa: S102 -- the book's own notebooks
+        finally:
+            os.chdir(here)
+        outputs = []
+        for number in plt.get_fignums():
+            fig = plt.figure(number)
+            png, size = retina_figure(fig)
+            labels = [label for label in diagram_labels(fig) if label.strip()]
+            outputs.append(
+                {
+                    "output_type": "display_data",
+                    "data": {
+                        "image/png": base64.b64encode(png).decode("ascii"),
+                        "text/plain": repr(fig),
+                    },
+                    "metadata": {
+                        "image/png": size,
+                        DRAWN: {"language": language, "labels": labels},
+                    },
+                }
+            )
+        plt.close("all")
+        drawn[page.name] = outputs
+    out.write_text(json.dumps(drawn, ensure_ascii=False), encoding="utf-8")
+
+
+def draw_diagrams(language: str, pages: list[Path] | None = None) -> dict[str, list[dict]]:
+    """Every chapter's opening diagram drawn in ``language``, in a fresh Python process."""
+    import tempfile
+
+    pages = pages or sorted((ROOT / "book").glob("[0-9]*.ipynb"))
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "drawn.json"
+        subprocess.run(
+            [sys.executable, str(Path(__file__).resolve()), "_draw", language, str(out),
+             *map(str, pages)],
+            check=True, cwd=ROOT,
+        )  # fmt: skip
+        return json.loads(out.read_text(encoding="utf-8"))
+
+
+def diagram_messages(drawn: dict[str, list[dict]]) -> polib.POFile:
+    """The labels of the English diagrams that have words to translate, as a template."""
+    template, seen = polib.POFile(wrapwidth=0), {}
+    for page, outputs in drawn.items():
+        for output in outputs:
+            for label in output["metadata"][DRAWN]["labels"]:
+                if not re.search("[A-Za-z]{2,}", re.sub(r"\$[^$]*\$", " ", label)):
+                    continue  # a number, a letter or a formula
+                if label in seen:
+                    seen[label].occurrences.append((f"book/{page}", ""))
+                    continue
+                seen[label] = polib.POEntry(msgid=label, occurrences=[(f"book/{page}", "")])
+                template.append(seen[label])
+    return template
+
+
+def update_diagrams(drawn: dict[str, list[dict]] | None = None) -> polib.POFile:
+    """Merge the English diagrams' labels into DIAGRAMS_PO, as ``update`` does for the pages."""
+    template = diagram_messages(drawn or draw_diagrams("en"))
+    path = DIAGRAMS_PO
+    catalog = polib.pofile(str(path), wrapwidth=0) if path.exists() else polib.POFile()
+    merged = merge(template, catalog)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    merged.save(str(path))
+    print(f"{path.relative_to(ROOT)}: {counts(merged)}")
+    return merged
+
+
 ZH_NOTEBOOKS = ROOT / "zh" / "book"
 
 
-def chinese_notebook(page: Path) -> tuple[nbformat.NotebookNode, int, list[str]]:
-    """The notebook ``page`` with its Markdown in Chinese from the page's catalog; code cells and
-    outputs untouched (so nbval's checks hold for it as for the English one)."""
+def chinese_notebook(
+    page: Path, drawn: list[dict] | None = None
+) -> tuple[nbformat.NotebookNode, int, list[str]]:
+    """The notebook ``page`` with its Markdown in Chinese from the page's catalog, its first code
+    cell choosing Chinese figures (:data:`SET_LANGUAGE`, after the install lines) and its opening
+    diagram's outputs those ``drawn`` in Chinese (kept as the English ones when not given); every
+    other code cell and output untouched (so nbval's checks hold for it as for the English one)."""
     nb = nbformat.read(page, as_version=4)
     po_path = LOCALE / "book" / f"{page.stem}.po"
     table = {}
@@ -474,18 +627,45 @@ def chinese_notebook(page: Path) -> tuple[nbformat.NotebookNode, int, list[str]]
         if cell.cell_type == "markdown":
             cell.source, d, m = translate_markdown(cell.source, table, md)
             done, missed = done + d, missed + m
+    first = next((c for c in nb.cells if c.cell_type == "code"), None)
+    if first is not None:
+        first.source = f"{first.source.rstrip()}\n\n{SET_LANGUAGE}"
+    index = diagram_cell(nb)
+    if index is not None and drawn is not None:
+        nb.cells[index].outputs = [nbformat.from_dict(o) for o in drawn]
     nb.metadata["language"] = "zh-CN"
     return nb, done, missed
 
 
+def stored_diagrams(target: Path) -> list[dict] | None:
+    """The opening diagram's outputs as a Chinese notebook stores them (None if it has none)."""
+    if not target.exists():
+        return None
+    nb = nbformat.read(target, as_version=4)
+    index = diagram_cell(nb)
+    if index is None:
+        return None
+    outputs = nb.cells[index].outputs
+    if not outputs or any(DRAWN not in o.get("metadata", {}) for o in outputs):
+        return None
+    return outputs
+
+
 def notebooks(check: bool) -> int:
     """Write (or with ``check``, compare) zh/book/*.ipynb, the runnable Chinese notebooks that
-    the Chinese edition's download and Colab buttons open."""
+    the Chinese edition's download and Colab buttons open. Writing draws every opening diagram
+    in Chinese; the check takes the stored ones (the tests redraw and compare them)."""
+    pages = sorted((ROOT / "book").glob("[0-9]*.ipynb"))
+    drawn = {} if check else draw_diagrams(LANGUAGE, pages)
     stale = []
-    for page in sorted((ROOT / "book").glob("[0-9]*.ipynb")):
-        nb, done, missed = chinese_notebook(page)
-        text = nbformat.writes(nb) + "\n"
+    for page in pages:
         target = ZH_NOTEBOOKS / page.name
+        pictures = stored_diagrams(target) if check else drawn.get(page.name)
+        nb, done, missed = chinese_notebook(page, pictures)
+        if check and pictures is None and diagram_cell(nb) is not None:
+            stale.append(target.relative_to(ROOT))
+            continue
+        text = nbformat.writes(nb) + "\n"
         if check:
             if not target.exists() or target.read_text(encoding="utf-8") != text:
                 stale.append(target.relative_to(ROOT))
@@ -561,6 +741,11 @@ def main() -> int:
     s.add_argument("--check", action="store_true", help="fail if one is out of date")
     s = sub.add_parser("apply", help="put a translated todo file into its catalog")
     s.add_argument("file", type=Path)
+    sub.add_parser("diagrams", help="merge the diagrams' labels into their catalog (.po)")
+    s = sub.add_parser("_draw", help=argparse.SUPPRESS)
+    s.add_argument("language")
+    s.add_argument("out", type=Path)
+    s.add_argument("pages", type=Path, nargs="*")
     args = parser.parse_args()
     if args.command == "pot":
         for path in pot():
@@ -578,6 +763,10 @@ def main() -> int:
         return notebooks(check=False)
     elif args.command == "notebooks":
         return notebooks(args.check)
+    elif args.command == "diagrams":
+        update_diagrams()
+    elif args.command == "_draw":
+        _draw(args.language, args.out, args.pages)
     return 0
 
 

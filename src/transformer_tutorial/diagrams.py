@@ -12,17 +12,27 @@ grid of its own choosing::
     arrow(ax, q.right, s.left)
 
 Every label is text, so the picture uses the package's names and the book's dimension letters.
+
+The labels are written in English and drawn in the language of
+:mod:`transformer_tutorial.language`: in Chinese (``set_language("zh_CN")``, as the Chinese
+notebooks do), every text of a figure that these helpers draw on (titles and ``ax.text`` included)
+is looked up, when the figure is drawn, in the catalog ``locale/zh_CN/LC_MESSAGES/diagrams.po``
+of the package, keyed by the English label.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
+from matplotlib.text import Text
 
-from .plotting import PALETTE
+from .language import language, translate
+from .plotting import PALETTE, find_cjk_font
 
 # Fill colours by the role of a box: light tints, so black text stays readable on every one.
 FILLS = {
@@ -65,6 +75,54 @@ class Box:
         return (self.x, self.y - self.h / 2)
 
 
+class DiagramFigure(Figure):
+    """A figure whose texts are drawn in the language in use (English as written otherwise)."""
+
+    def draw(self, renderer) -> None:
+        if language() != "en":
+            for text in self.findobj(Text):
+                text.set_text(translate(text.get_text()))
+                _mixed_with_math(text)
+        super().draw(renderer)
+
+    def __repr__(self) -> str:  # a plain Figure's, so that a stored output reads the same
+        return super().__repr__().replace(type(self).__name__, "Figure", 1)
+
+
+def labels(fig: Figure) -> list[str]:
+    """The texts a figure shows, in drawing order: titles, ``ax.text`` and the axes' labels and
+    tick labels where the axes are on (for comparing a drawn diagram with a stored one)."""
+    shown = [fig._suptitle, *fig.texts]
+    for ax in fig.axes:
+        shown += [ax.title, ax._left_title, ax._right_title, *ax.texts]
+        if ax.axison:
+            shown += [ax.xaxis.label, ax.yaxis.label]
+            shown += [*ax.get_xticklabels(), *ax.get_yticklabels()]
+        legend = ax.get_legend()
+        if legend is not None:
+            shown += legend.get_texts()
+    return [t.get_text() for t in shown if t is not None and t.get_visible() and t.get_text()]
+
+
+def _mixed_with_math(text: Text) -> None:
+    """Chinese beside $math$: matplotlib draws the words of such a text in one font (the first
+    of the text's families) and does not fall back glyph by glyph, so the Chinese font comes
+    first there (it has Latin letters too); the math keeps the math font."""
+    s = text.get_text()
+    if s.count("$") >= 2 and re.search("[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]", s):
+        cjk = find_cjk_font()
+        if cjk and text.get_fontfamily()[0] != cjk:
+            text.set_fontfamily([cjk, *text.get_fontfamily()])
+
+
+def _in_language(ax) -> None:
+    """Make the figure of ``ax`` a :class:`DiagramFigure` (a figure made by ``plt.subplots``
+    that these helpers draw on is a diagram too)."""
+    fig = ax.figure
+    if type(fig) is Figure:
+        fig.__class__ = DiagramFigure
+
+
 def diagram(
     width: float = 7.0,
     height: float = 3.0,
@@ -73,7 +131,7 @@ def diagram(
     title: str | None = None,
 ):
     """A figure with one frameless axes whose data coordinates are ``xlim`` × ``ylim``."""
-    fig, ax = plt.subplots(figsize=(width, height), layout="constrained")
+    fig, ax = plt.subplots(figsize=(width, height), layout="constrained", FigureClass=DiagramFigure)
     ax.set_xlim(*xlim)
     ax.set_ylim(*ylim)
     ax.set_aspect("equal")
@@ -94,6 +152,7 @@ def box(
     dashed: bool = False,
 ) -> Box:
     """Draw a rounded box centred at ``xy`` with ``text`` inside; return its :class:`Box`."""
+    _in_language(ax)
     if kind not in FILLS:
         raise ValueError(f"kind must be one of {sorted(FILLS)}, got {kind!r}")
     x, y = xy
@@ -122,6 +181,7 @@ def region(
     label_pos: str = "top",
 ) -> None:
     """Draw a dashed frame around a group of boxes (a layer repeated N times, an encoder)."""
+    _in_language(ax)
     x, y = xy
     ax.add_patch(
         FancyBboxPatch(
@@ -156,6 +216,7 @@ def arrow(
     dashed: bool = False,
 ) -> None:
     """Draw an arrow from ``start`` to ``end``, optionally labelled (e.g. with a shape)."""
+    _in_language(ax)
     ax.add_patch(
         FancyArrowPatch(
             start,
@@ -201,6 +262,7 @@ def grid(
     Cells with value 1 (True, "may attend" for a mask) are filled with ``on_color``; fractional
     values are blended with ``off_color``, so a matrix of attention weights draws as shades.
     """
+    _in_language(ax)
     values = np.asarray(values, dtype=float)
     rows, cols = values.shape
     x0, y0 = xy
@@ -230,6 +292,7 @@ def grid(
 
 def note(ax, xy: tuple[float, float], text: str, fontsize: float = 9, **kwargs) -> None:
     """Free text in the diagram (an explanation, a formula), grey and small."""
+    _in_language(ax)
     kwargs.setdefault("ha", "center")
     kwargs.setdefault("va", "center")
     kwargs.setdefault("color", "#444444")

@@ -147,8 +147,10 @@ def test_the_catalogs_are_what_the_tool_writes(tmp_path: Path) -> None:
 
 def test_the_chinese_notebooks_are_up_to_date_and_run_the_english_code() -> None:
     """zh/book/*.ipynb, the notebooks the Chinese edition's Colab and download buttons open, are
-    what tools/i18n.py writes from the English notebooks and the catalogs; their code cells and
-    stored outputs are the English ones, so nbval's checks hold for them too."""
+    what tools/i18n.py writes from the English notebooks and the catalogs. Their code and stored
+    outputs are the English ones, so nbval's checks hold for them too, with two differences: the
+    first code cell ends by choosing Chinese figures, and the opening diagram's outputs are drawn
+    in Chinese (compared with a fresh drawing in test_every_chinese_diagram_is_stored_as_drawn)."""
     import nbformat
 
     result = subprocess.run(
@@ -161,9 +163,107 @@ def test_the_chinese_notebooks_are_up_to_date_and_run_the_english_code() -> None
         zh = nbformat.read(ROOT / "zh" / "book" / english.name, as_version=4)
         en = nbformat.read(english, as_version=4)
         assert [c.cell_type for c in zh.cells] == [c.cell_type for c in en.cells], english.name
-        for a, b in zip(zh.cells, en.cells, strict=True):
-            if a.cell_type == "code":
-                assert a.source == b.source and a.outputs == b.outputs, english.name
+        first = next(i for i, c in enumerate(en.cells) if c.cell_type == "code")
+        diagram = i18n.diagram_cell(en)
+        for i, (a, b) in enumerate(zip(zh.cells, en.cells, strict=True)):
+            if a.cell_type != "code":
+                continue
+            if i == first:
+                assert a.source == f"{b.source.rstrip()}\n\n{i18n.SET_LANGUAGE}", english.name
+            else:
+                assert a.source == b.source, english.name
+            if i == diagram:
+                assert len(a.outputs) == len(b.outputs), english.name
+                assert all(o.metadata[i18n.DRAWN]["language"] == "zh_CN" for o in a.outputs)
+            else:
+                assert a.outputs == b.outputs, english.name
+
+
+@pytest.fixture(scope="module")
+def chinese_diagrams() -> dict[str, list[dict]]:
+    """Every chapter's opening diagram drawn afresh in Chinese (about 40 s)."""
+    return i18n.draw_diagrams(i18n.LANGUAGE)
+
+
+@pytest.mark.slow
+def test_every_chinese_diagram_is_stored_as_drawn(chinese_diagrams) -> None:
+    """What the Chinese notebooks show differently from the English, checked as nbval checks a
+    stored output: each opening diagram, redrawn in Chinese, draws the same texts (its labels,
+    in order) on a figure of the same size as the one stored in zh/book/."""
+    import nbformat
+
+    assert len(chinese_diagrams) == 20, sorted(chinese_diagrams)
+    for page, outputs in chinese_diagrams.items():
+        stored = i18n.stored_diagrams(ROOT / "zh" / "book" / page)
+        assert stored is not None, f"zh/book/{page} has no Chinese diagram"
+        assert len(stored) == len(outputs), page
+        for old, new in zip(stored, outputs, strict=True):
+            old = nbformat.from_dict(old)
+            assert old.metadata[i18n.DRAWN] == new["metadata"][i18n.DRAWN], page
+            assert old.metadata["image/png"] == new["metadata"]["image/png"], page
+            assert old.data["text/plain"] == new["data"]["text/plain"], page
+
+
+@pytest.mark.slow
+def test_every_diagram_label_is_drawn_in_chinese(chinese_diagrams) -> None:
+    """Every label with English words is a translation from the diagrams' catalog (which may
+    keep a name, a code expression or an example sentence as it is), and every opening diagram
+    has Chinese in it."""
+    table = i18n.language_catalog()
+    translations = set(table.values())
+    for page, outputs in chinese_diagrams.items():
+        labels = [label for o in outputs for label in o["metadata"][i18n.DRAWN]["labels"]]
+        english = [
+            label
+            for label in labels
+            if re.search("[A-Za-z]{2,}", re.sub(r"\$[^$]*\$", " ", label))
+            and label not in translations
+        ]
+        assert not english, (
+            f"{page}: labels with no translation in {i18n.DIAGRAMS_PO.name}: {english}"
+        )
+        assert any(re.search("[\u4e00-\u9fff]", label) for label in labels), page
+
+
+def test_the_diagrams_catalog_is_complete_and_read_by_the_package() -> None:
+    from transformer_tutorial.language import read_po
+
+    catalog = polib.pofile(str(i18n.DIAGRAMS_PO))
+    assert i18n.counts(catalog) == {"translated": len(i18n.live(catalog)), "untranslated": 0,
+                                    "fuzzy": 0}  # fmt: skip
+    assert read_po(i18n.DIAGRAMS_PO) == {e.msgid: e.msgstr for e in i18n.live(catalog)}
+    found = [f"{e.msgid!r}: {v} (use {s})" for e in i18n.live(catalog)
+             for v, s in BANNED.items() if v in e.msgstr]  # fmt: skip
+    assert not found, found
+
+
+def test_a_diagram_is_drawn_in_the_language_chosen(monkeypatch) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from transformer_tutorial import language
+    from transformer_tutorial.diagrams import box, diagram, labels
+
+    texts = {}
+    for choice in ("en", "zh_CN"):
+        language.set_language(choice)
+        try:
+            fig, ax = diagram(title="causal mask")
+            box(ax, (3, 3), "padding mask")
+            fig.canvas.draw()
+            texts[choice] = sorted(labels(fig))
+            assert repr(fig).startswith("<Figure size"), repr(fig)
+            plt.close(fig)
+        finally:
+            language.set_language(None)
+    assert texts["en"] == ["causal mask", "padding mask"]
+    assert texts["zh_CN"] == ["因果掩码", "填充掩码"]
+    monkeypatch.setenv(language.ENVIRONMENT_VARIABLE, "zh")
+    assert language.language() == "zh_CN" and language.translate("causal mask") == "因果掩码"
+    monkeypatch.delenv(language.ENVIRONMENT_VARIABLE)
+    assert language.language() == "en" and language.translate("causal mask") == "causal mask"
 
 
 def test_a_translated_notebook_has_its_prose_in_chinese() -> None:
