@@ -85,8 +85,8 @@ CHECK_JS = """
   const article = document.querySelector('article') || document.body;
   const clone = article.cloneNode(true);
   clone.querySelectorAll('pre, code, mjx-container, script, style, .cell_input').forEach(e => e.remove());
-  // a link's text is the title of the page it names, in that page's language
-  clone.querySelectorAll('a.reference.internal, .headerlink').forEach(e => e.remove());
+  // links stay: their rendered text is part of the sentence a reader reads
+  clone.querySelectorAll('.headerlink').forEach(e => e.remove());
   const prose = [...clone.querySelectorAll('p, li, h1, h2, h3, td, th, dt, dd, figcaption')]
     .filter(e => !e.closest('blockquote, .cell_output, .language-switch, .citation-list, .citation, dl.py'))
     .map(e => e.innerText.replace(/[“"][^”"]*[”"]/g, ' ').trim())
@@ -362,6 +362,7 @@ def test_chinese_page_loads_offline_in_chinese_and_links_its_english_twin(browse
     with open_page(browser, "zh/" + page, 1280, external=external) as tab:
         info = tab.evaluate(CHECK_JS)
         switch = tab.evaluate(SWITCH_JS)
+        links = tab.evaluate(LINKS_JS)
         text, fonts = drawn_fonts(tab, "article")
     assert not external, f"zh/{page} tried to fetch from the network: {external}"
     assert not info["broken"] and info["mathErrors"] == 0
@@ -376,6 +377,100 @@ def test_chinese_page_loads_offline_in_chinese_and_links_its_english_twin(browse
     if translated(page) and page != "book/api":  # the API page is the code's docstrings
         english_only = [p for p in info["prose"] if ENGLISH_PROSE.search(p)]
         assert not english_only, f"zh/{page}: prose with no Chinese in it: {english_only[:3]}"
+    inside = titles_inside_sentences(links, chinese_titles())
+    assert not inside, f"zh/{page}: a page's title read inside a sentence: {inside[:3]}"
+
+
+# A chapter named in a Chinese sentence reads as Chinese: "在第 7 章中", not the page's numbered
+# title "在第 7. Bahdanau 注意力：每一步都有新的上下文 章中" (what a bare {doc} link renders). The
+# rendered text is read with its links: each internal link with the text of its paragraph, list
+# item or table cell. A link that is the whole of its cell or item (a column of chapters, a
+# list of contents) may show a title.
+LINKS_JS = """
+() => [...document.querySelectorAll('article a.reference.internal')]
+  .filter(a => !a.closest('.headerlink, .cell_output, nav, .toctree-wrapper, .language-switch'))
+  .map(a => {
+    const block = a.closest('p, li, td, th, dt, dd, figcaption, h1, h2, h3, h4');
+    return {link: a.innerText.trim(), block: block ? block.innerText.trim() : a.innerText.trim()};
+  })
+"""
+LIST_NUMBER = re.compile(r"^\d+\.\s")  # "13. Transformer 的 …": a title's number
+NUMBER_MID_SENTENCE = re.compile(r"[\u4e00-\u9fff，、（：；]\s*\d{1,2}\.\s+[A-Za-z\u4e00-\u9fff]")
+
+
+def chinese_titles() -> set[str]:
+    """Every page's Chinese title, as the pages' catalogs give it (number unescaped)."""
+    import polib
+
+    titles = set()
+    for po in (ROOT / "locale" / "zh_CN" / "LC_MESSAGES" / "book").glob("*.po"):
+        entries = [e for e in polib.pofile(str(po)) if e.msgstr and not e.obsolete]
+        if entries:
+            titles.add(entries[0].msgstr.replace("\\.", ".").strip())
+    return titles
+
+
+def titles_inside_sentences(links: list[dict], titles: set[str]) -> list[str]:
+    """The links (and blocks) where a page's title, or an "N. Title" list number, is read in
+    the middle of a sentence."""
+    found = []
+    for item in links:
+        link, block = item["link"], item["block"]
+        rest = re.sub(r"[\s\W_]+", "", block.replace(link, "", 1))
+        if rest and (LIST_NUMBER.match(link) or link in titles):
+            found.append(f"{link!r} in {block[:80]!r}")
+    blocks = {item["block"] for item in links}
+    found += [
+        f"{m.group(0)!r} in {b[:80]!r}" for b in blocks if (m := NUMBER_MID_SENTENCE.search(b))
+    ]
+    return found
+
+
+def test_the_title_rule_finds_a_title_inside_a_sentence():
+    titles = {"7. Bahdanau 注意力：每一步都有新的上下文"}
+    bad = {"link": "7. Bahdanau 注意力：每一步都有新的上下文",
+           "block": "在第 7. Bahdanau 注意力：每一步都有新的上下文 章中，解码器回看编码器的状态。"}  # fmt: skip
+    mid = {
+        "link": "13. Transformer",
+        "block": "本章用包中 13. Transformer 的 EncoderLayer 构建 BERT。",
+    }
+    good = {"link": "第 7 章", "block": "在第 7 章中，解码器回看编码器的状态。"}
+    cell = {"link": "7. Bahdanau 注意力：每一步都有新的上下文",
+            "block": "7. Bahdanau 注意力：每一步都有新的上下文"}  # fmt: skip
+    assert len(titles_inside_sentences([bad], titles)) == 2
+    assert titles_inside_sentences([mid], set())
+    assert not titles_inside_sentences([good, cell], titles)
+
+
+def test_the_chinese_edition_shows_the_chinese_diagrams():
+    """Each chapter's opening diagram on the Chinese page is the picture the Chinese notebook
+    stores, drawn in Chinese (tools/i18n.py notebooks, _ext/chinese_diagrams.py), not the
+    English page's picture."""
+    import base64
+    import sys
+
+    import nbformat
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import i18n
+
+    checked = 0
+    for page in toc_pages():
+        notebook = ROOT / "zh" / (page + ".ipynb")
+        stored = i18n.stored_diagrams(notebook) if notebook.exists() else None
+        if not stored:
+            continue
+        html = (HTML / "zh" / (page + ".html")).read_text(encoding="utf-8")
+        english = (HTML / (page + ".html")).read_text(encoding="utf-8")
+        shown = re.findall(r'<img[^>]+src="([^"]+\.png)"', html)
+        wanted = [base64.b64decode(nbformat.from_dict(o).data["image/png"]) for o in stored]
+        pictures = [(HTML / "zh" / page).parent.joinpath(src).read_bytes() for src in shown]
+        for picture in wanted:
+            assert picture in pictures, f"zh/{page}: the Chinese diagram is not on the page"
+        first = shown[0].rsplit("/", 1)[-1]
+        assert first not in english, f"zh/{page} shows the English page's first figure"
+        checked += 1
+    assert checked == 20, checked
 
 
 # A prose paragraph of the Chinese edition must hold Chinese. Excepted by rule, not by list:
