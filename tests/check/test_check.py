@@ -268,21 +268,22 @@ def test_tolerance_follows_the_coarser_dtype():
 
 
 def test_beam_search_mistakes_are_told_apart_by_the_probes():
+    from transformer_tutorial.check import beam_search as b
     from transformer_tutorial.check import decoding as d
     from transformer_tutorial.decoding import beam_search
 
-    outputs = {m: [] for m in [None, *d._BEAM_MISTAKES, *d._ALIASES]}
-    cases = d._cases()
-    for c, K, alpha in d._BEAM_PROBES:
+    outputs = {m: [] for m in [None, *b._BEAM_MISTAKES, *b._ALIASES]}
+    cases = d.decoding_cases()
+    for c, K, alpha in d.BEAM_PROBES:
         case = cases[c]
-        variants = d._beam_variants(case, K, alpha, list(outputs))
+        variants = b._beam_variants(case, K, alpha, list(outputs))
         for m in outputs:
             outputs[m].append(variants[m])
         book = beam_search(case.model, case.src, K, case.max_len, bos_id=d.BOS_ID,
                            eos_id=case.eos, length_penalty=alpha)  # fmt: skip
-        assert variants[None] == d._sentences(book, len(case.src), case.pad)
+        assert variants[None] == d.sentences(book, len(case.src), case.pad)
     first = {}  # each output and the first search that gives it
     for m, out in outputs.items():
         same = first.setdefault(repr(out), m)
         assert m is None or same is not None, f"{m} gives the right output on every probe"
-        assert same == m or d._ALIASES.get(m) == same, f"{m} and {same} look alike"
+        assert same == m or b._ALIASES.get(m) == same, f"{m} and {same} look alike"

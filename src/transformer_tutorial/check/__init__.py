@@ -118,8 +118,10 @@ from .attention import (
     check_masked_softmax,
     check_multihead,
 )
+from .beam_search import check_beam_search
 from .blocks import check_decoder_layer, check_encoder_layer
-from .decoding import check_beam_search, check_greedy_decode, check_kv_cache
+from .decoding import check_greedy_decode
+from .kv_cache import check_kv_cache
 from .layers import (
     check_causal_mask,
     check_feed_forward,

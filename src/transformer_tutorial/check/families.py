@@ -15,6 +15,8 @@ FAMILIES = (
     "layers",
     "blocks",
     "decoding",
+    "beam_search",
+    "kv_cache",
     "translator",
     "bert",
     "gpt",
