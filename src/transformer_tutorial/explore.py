@@ -468,10 +468,11 @@ function links(P,p,l,h,on){var s=S[p],svg=P.querySelector("svg"),q=P.querySelect
  function t(x,y,a,str,i,c){var e=document.createElementNS(NS,"text");e.setAttribute("x",x);
   e.setAttribute("y",y);e.setAttribute("text-anchor",a);e.textContent=str.slice(0,14);
   if(i==on&&c)e.setAttribute("font-weight","bold");svg.appendChild(e);}
+ var top=1;if(on>=0)for(var j=0;j<s[3];j++)top=Math.max(top,w(p,l,h,on,j));
  for(var i=0;i<s[2];i++)for(var j=0;j<s[3];j++){var v=w(p,l,h,i,j);if(!v||(on>=0&&i!=on))continue;
   var e=document.createElementNS(NS,"line");e.setAttribute("x1",105);e.setAttribute("x2",175);
   e.setAttribute("y1",i*dy+dy/2+2);e.setAttribute("y2",j*dy+dy/2+2);
-  e.setAttribute("stroke-width",on>=0?1+4*v/N:1);e.setAttribute("stroke-opacity",(on>=0?1:0.6)*v/N);
+  e.setAttribute("stroke-width",on>=0?1+4*v/N:1);e.setAttribute("stroke-opacity",on>=0?0.15+0.85*v/top:0.6*v/N);
   svg.appendChild(e);}
  for(var i=0;i<s[2];i++)t(100,i*dy+dy/2+6,"end",txt(q[i]),i,1);
  for(var j=0;j<s[3];j++)t(180,j*dy+dy/2+6,"start",txt(k[j]),-2,0);}
