@@ -11,6 +11,7 @@ from torch import Tensor
 
 from ..attention import AdditiveAttention, attention, masked_softmax
 from ..multihead import MultiHeadAttention
+from .diagnoses import MASKING, masking_mistake
 from .engine import check
 from .tensors import backward, close, expect_tensor, randn, tolerance, with_weights_of
 from .verdict import POLARITY, Verdict, Wrong
@@ -23,60 +24,8 @@ MISTAKES = {
 
 # --- masked softmax ---------------------------------------------------------------------------
 
-NAN_ROWS = (
-    "your weights contain NaN: a query whose keys are all masked gets softmax(-inf, ..., -inf) = "
-    "0/0. Give such rows all-zero weights (chapter 6)."
-)
-UNIFORM_ROWS = (
-    "a query whose keys are all masked attends to them all uniformly: filling masked scores "
-    "with a large negative number (-1e9) instead of -inf turns such a row into softmax(-1e9, "
-    "..., -1e9) = 1/T_k each. Fill with -inf and give a row with no visible key all-zero "
-    "weights (chapter 6)."
-)
-
-
-def _fully_masked(mask: Tensor | None, shape: torch.Size) -> Tensor:
-    """``(..., T_q, 1)``: True for the query rows that may see no key at all."""
-    if mask is None:
-        return torch.zeros(*shape[:-1], 1, dtype=torch.bool)
-    return ~mask.expand(shape).any(-1, keepdim=True)
-
-
-def _softmax_diagnosis(weights: Tensor, scores: Tensor, mask: Tensor | None) -> str:
-    """The likeliest mistake that turns the reference into ``weights``."""
-    if torch.isnan(weights).any():
-        return NAN_ROWS
-    if mask is not None:
-        big = torch.softmax(scores.masked_fill(~mask, -1e9), dim=-1)
-        if _fully_masked(mask, scores.shape).any() and close(weights, big):
-            return UNIFORM_ROWS
-        if close(weights, masked_softmax(scores, ~mask)):
-            return f"mask polarity: you masked the keys that may be seen -- {POLARITY}."
-        if close(weights, torch.softmax(scores, dim=-1)):
-            return "the mask is not used: masked keys get weight above 0 (fill their scores " \
-                "with -inf before the softmax)."  # fmt: skip
-        if close(weights, torch.softmax(scores, dim=-1) * mask):
-            return ("you zero the masked weights after the softmax, so the rows no longer sum to 1: "
-                    "fill the masked scores with -inf before the softmax.")  # fmt: skip
-        if close(weights, torch.softmax(scores * mask, dim=-1)):
-            return ("you multiply the scores by the mask: a masked score becomes 0, not -inf, and "
-                    "still gets weight. Fill the masked scores with -inf.")  # fmt: skip
-        if (weights[~mask.expand_as(weights)].abs() > 1e-9).any():
-            return "masked keys get weight above 0: fill their scores with -inf before softmax."
-    for axis in range(scores.dim() - 1):
-        if close(weights, masked_softmax(scores.transpose(axis, -1), None).transpose(axis, -1)):
-            return (
-                f"your weights sum to 1 over axis {axis - scores.dim()}, not over the keys (the "
-                "last axis) -- did you take the softmax over the wrong axis?"
-            )
-        if mask is not None:
-            filled = scores.masked_fill(~mask, -math.inf)
-            if close(weights, torch.softmax(filled, dim=axis).nan_to_num()):
-                return (
-                    f"your weights sum to 1 over axis {axis - scores.dim()}, not over the keys "
-                    "(the last axis) -- did you take the softmax over the wrong axis?"
-                )
-    return "the weights differ from softmax over the keys."
+NAN_ROWS = MASKING["softmax-nan-rows"]
+UNIFORM_ROWS = MASKING["softmax-minus-1e9"]
 
 
 @check("masked softmax", call="fn(scores, mask)")
@@ -91,7 +40,7 @@ def check_masked_softmax(fn: Callable[[Tensor, Tensor | None], Tensor]) -> Verdi
         expected = masked_softmax(scores, m)
         got = expect_tensor(fn(scores.clone(), m), "the weights", scores.shape)
         if not close(got, expected, 1e-8):
-            raise Wrong(_softmax_diagnosis(got, scores, m) + f" (scores {tuple(scores.shape)})")
+            raise masking_mistake(got, scores, m)
     _expect_no_overflow(fn, scores * 1000, mask)
     # gradients, including through the fully masked row
     x = scores.clone().requires_grad_()
@@ -118,7 +67,7 @@ def _expect_no_overflow(fn: Callable, scores: Tensor, mask: Tensor) -> None:
         return
     if torch.isnan(got).any():
         raise Wrong.named(MISTAKES, "softmax-overflow", top=f"{scores.max().item():.0f}")
-    raise Wrong(_softmax_diagnosis(got, scores, mask) + f" (scores up to {scores.max():.0f})")
+    raise masking_mistake(got, scores, mask)
 
 
 # --- scaled dot-product attention ------------------------------------------------------------
@@ -189,7 +138,7 @@ def check_attention(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
             raise Wrong(named)
         if close(weights, expected_w):
             raise Wrong("the weights are right but out is not: out = weights @ v.")
-        raise Wrong(_softmax_diagnosis(weights, q @ k.transpose(-2, -1) / math.sqrt(dk), m))
+        raise masking_mistake(weights, q @ k.transpose(-2, -1) / math.sqrt(dk), m)
     qs = [t.clone().requires_grad_() for t in (q, k, v)]
     rs = [t.clone().requires_grad_() for t in (q, k, v)]
     out = fn(*qs, mask=mask)[0]
@@ -382,7 +331,7 @@ def check_additive_attention(cls: type) -> Verdict:
             if close(out, want_out) and close(weights, want_w):
                 continue
             if torch.isnan(weights).any() or torch.isnan(out).any():
-                raise Wrong(NAN_ROWS)
+                raise Wrong.named(MASKING, "softmax-nan-rows")
             pre = mine.W_q(q).unsqueeze(-2) + mine.W_k(k).unsqueeze(-3)  # (B, Tq, Tk, Hd)
             for words, score in _SCORES.items():
                 if close(weights, masked_softmax(score(mine, pre).squeeze(-1), m)):
@@ -390,6 +339,6 @@ def check_additive_attention(cls: type) -> Verdict:
             if close(weights, want_w):
                 raise Wrong("the weights are right but out is not: out = weights @ values.")
             scores = mine.w_v(torch.tanh(pre)).squeeze(-1)
-            raise Wrong(_softmax_diagnosis(weights, scores, m))
+            raise masking_mistake(weights, scores, m)
     return ("scores, masked weights (also for a query that sees no key) and the weighted sum "
             "of the values are right.")  # fmt: skip

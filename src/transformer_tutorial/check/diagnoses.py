@@ -1,5 +1,9 @@
 """Diagnoses shared by every check whose block contains the same step.
 
+Masking: a softmax over masked scores goes wrong in a handful of ways (the mask's polarity, a
+-1e9 fill, NaN rows, zeroing after the softmax, the wrong axis); every check whose block holds a
+masked softmax asks ``masking_mistake`` which of them gives the reader's weights.
+
 A loss over padded target tokens is averaged in one right way and several wrong ones; every loss
 check (the seq2seq loss with teacher forcing, the label-smoothed loss) asks the same questions of
 a wrong value, here: which normalisation gives it, and, when none does, which tell-tale relation
@@ -8,12 +12,93 @@ it has to the right value (a negative loss, a ratio equal to tokens / sentences)
 
 from __future__ import annotations
 
+import math
+
+import torch
 from torch import Tensor
 
+from ..attention import masked_softmax
 from .tensors import close
-from .verdict import say
+from .verdict import POLARITY, Wrong, say
 
-MISTAKES = {
+MASKING = {
+    "softmax-nan-rows": "your weights contain NaN: a query whose keys are all masked gets "
+    "softmax(-inf, ..., -inf) = 0/0. Give such rows all-zero weights (chapter 6).",
+    "softmax-minus-1e9": "a query whose keys are all masked attends to them all uniformly: "
+    "filling masked scores with a large negative number (-1e9) instead of -inf turns such a row "
+    "into softmax(-1e9, ..., -1e9) = 1/T_k each. Fill with -inf and give a row with no visible "
+    "key all-zero weights (chapter 6).",
+    "softmax-flipped": "mask polarity: you masked the keys that may be seen -- {polarity}.",
+    "softmax-ignores-mask": "the mask is not used: masked keys get weight above 0 (fill their "
+    "scores with -inf before the softmax).",
+    "softmax-then-zero": "you zero the masked weights after the softmax, so the rows no longer "
+    "sum to 1: fill the masked scores with -inf before the softmax.",
+    "softmax-times-mask": "you multiply the scores by the mask: a masked score becomes 0, not "
+    "-inf, and still gets weight. Fill the masked scores with -inf.",
+    "softmax-wrong-axis": "your weights sum to 1 over axis {axis}, not over the keys (the last "
+    "axis) -- did you take the softmax over the wrong axis?",
+}
+
+MASKING_MESSAGES = {
+    "masked-keys-weighted": "masked keys get weight above 0: fill their scores with -inf "
+    "before softmax.",
+    "weights-differ": "the weights differ from softmax over the keys (scores {shape}).",
+}
+
+
+def fully_masked(mask: Tensor | None, shape: torch.Size) -> Tensor:
+    """``(..., T_q, 1)``: True for the query rows that may see no key at all."""
+    if mask is None:
+        return torch.zeros(*shape[:-1], 1, dtype=torch.bool)
+    return ~mask.expand(shape).any(-1, keepdim=True)
+
+
+def masking_candidates(scores: Tensor, mask: Tensor | None) -> dict[str, list[Tensor]]:
+    """What each masking mistake of ``MASKING`` makes of ``scores`` under ``mask``."""
+    found: dict[str, list[Tensor]] = {"softmax-wrong-axis": []}
+    if mask is not None:
+        if fully_masked(mask, scores.shape).any():  # otherwise -1e9 is as good as -inf
+            found["softmax-minus-1e9"] = [torch.softmax(scores.masked_fill(~mask, -1e9), -1)]
+        found |= {
+            "softmax-flipped": [masked_softmax(scores, ~mask)],
+            "softmax-ignores-mask": [torch.softmax(scores, dim=-1)],
+            "softmax-then-zero": [torch.softmax(scores, dim=-1) * mask],
+            "softmax-times-mask": [torch.softmax(scores * mask, dim=-1)],
+        }
+    for axis in range(scores.dim() - 1):
+        found["softmax-wrong-axis"] += over_axis(scores, mask, axis)
+    return found
+
+
+def over_axis(scores: Tensor, mask: Tensor | None, axis: int) -> list[Tensor]:
+    """The softmax over ``axis`` instead of the keys, masked before or not at all."""
+    filled = scores if mask is None else scores.masked_fill(~mask, -math.inf)
+    return [
+        masked_softmax(scores.transpose(axis, -1), None).transpose(axis, -1),
+        torch.softmax(filled, dim=axis).nan_to_num(),
+    ]
+
+
+def masking_mistake(weights: Tensor, scores: Tensor, mask: Tensor | None) -> Wrong:
+    """The one masking mistake that turns ``masked_softmax(scores, mask)`` into ``weights``,
+    named; otherwise the difference, described. Raise what it returns."""
+    if torch.isnan(weights).any():
+        return Wrong.named(MASKING, "softmax-nan-rows")
+    candidates = masking_candidates(scores, mask)
+    found = [k for k, values in candidates.items() if any(close(weights, v) for v in values)]
+    if len(found) == 1:
+        axis = next(
+            (a for a in range(scores.dim() - 1)
+             if any(close(weights, v) for v in over_axis(scores, mask, a))),
+            scores.dim() - 2,
+        )  # fmt: skip
+        return Wrong.named(MASKING, found[0], polarity=POLARITY, axis=axis - scores.dim())
+    if mask is not None and (weights[~mask.expand_as(weights)].abs() > 1e-9).any():
+        return Wrong.differs(MASKING_MESSAGES, "masked-keys-weighted")
+    return Wrong.differs(MASKING_MESSAGES, "weights-differ", shape=tuple(scores.shape))
+
+
+LOSS = {
     "loss-per-sentence": "you divide the summed loss by the number of sentences ({sentences}); "
     "divide by the number of real target tokens ({tokens}) -- yours is {tokens} / {sentences} "
     "= {ratio:.2f} times the mean.",
@@ -85,3 +170,6 @@ def loss_described(got: float, want: float, real: Tensor) -> str:
         if min(abs(ratio - value), abs(1 / ratio - value)) < 1e-4 * value:
             relation = say(MESSAGES, key, **n)
     return say(MESSAGES, "loss-ratio", got=got, want=want, ratio=ratio, relation=relation)
+
+
+MISTAKES = MASKING | LOSS  # every mistake these diagnoses name

@@ -402,8 +402,14 @@ MISTAKES = [
     Mistake(A, "attention-sqrt-dv", attention_sqrt_dv, "by sqrt(d_v)"),
     Mistake(A, "attention-by-dk", attention_by_dk, "not by its square root"),
     Mistake(A, "attention-scales-weights", attention_scales_weights, "after the softmax"),
-    Mistake(A, "attention-wrong-axis", attention_wrong_axis, "softmax over the wrong axis"),
-    Mistake(A, "attention-flipped", attention_flipped, "mask polarity"),
+    Mistake(
+        A,
+        "attention-wrong-axis",
+        attention_wrong_axis,
+        "softmax over the wrong axis",
+        mistake="softmax-wrong-axis",
+    ),
+    Mistake(A, "attention-flipped", attention_flipped, "mask polarity", mistake="softmax-flipped"),
     Mistake(A, "attention-out-without-v", attention_out_without_v, "out = weights @ v"),
     Mistake(
         A,
@@ -411,11 +417,29 @@ MISTAKES = [
         lambda q, k, v, mask=None: attention(q, k, v, mask)[0],
         "return a pair",
     ),  # fmt: skip
-    Mistake(A, "attention-minus-1e9", attention_minus_1e9, "attends to them all uniformly"),
-    Mistake(A, "attention-unguarded", attention_unguarded, "your weights contain NaN"),
+    Mistake(
+        A,
+        "attention-minus-1e9",
+        attention_minus_1e9,
+        "attends to them all uniformly",
+        mistake="softmax-minus-1e9",
+    ),
+    Mistake(
+        A,
+        "attention-unguarded",
+        attention_unguarded,
+        "your weights contain NaN",
+        mistake="softmax-nan-rows",
+    ),
     Mistake(A, "attention-weights-first", attention_returns_weights_first, "(weights, out)"),
     Mistake(A, "attention-k-times-q", attention_k_times_q, "not k @ q^T"),
-    Mistake(A, "attention-no-mask", attention_without_mask, "the mask is not used"),
+    Mistake(
+        A,
+        "attention-no-mask",
+        attention_without_mask,
+        "the mask is not used",
+        mistake="softmax-ignores-mask",
+    ),
     Mistake(
         A,
         "attention-detached-weights",
@@ -481,6 +505,7 @@ MISTAKES = [
         "additive-mask-flipped",
         additive_with(lambda m, pre, mask: right_additive(m, pre, _flip(mask))),
         "mask polarity",
+        mistake="softmax-flipped",
     ),  # fmt: skip
     Mistake(
         ADD,
@@ -489,6 +514,7 @@ MISTAKES = [
             lambda m, pre, mask: torch.softmax(m.w_v(torch.tanh(pre)).squeeze(-1), dim=-2)
         ),
         "wrong axis",
+        mistake="softmax-wrong-axis",
     ),  # fmt: skip
     Mistake(
         ADD,
@@ -499,6 +525,7 @@ MISTAKES = [
             )
         ),
         "attends to them all uniformly",
+        mistake="softmax-minus-1e9",
     ),  # fmt: skip
     Mistake(
         ADD,
@@ -509,6 +536,7 @@ MISTAKES = [
             )
         ),
         "your weights contain NaN",
+        mistake="softmax-nan-rows",
     ),  # fmt: skip
     Mistake(ADD, "additive-out-from-keys", AdditiveOutFromKeys, "out has the keys' size"),
     Mistake(ADD, "additive-weights-first", AdditiveWeightsFirst, "returns (out, weights)"),
