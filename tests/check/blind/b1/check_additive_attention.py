@@ -99,8 +99,9 @@ class AddNoMaskArg(_Base):
 
 
 class AddEinsum(_Base):
-    def forward(self, queries: Tensor, keys: Tensor, values: Tensor,
-                mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    def forward(
+        self, queries: Tensor, keys: Tensor, values: Tensor, mask: Tensor | None = None
+    ) -> tuple[Tensor, Tensor]:
         q = torch.einsum("bqd,hd->bqh", queries, self.W_q.weight)
         k = torch.einsum("bkd,hd->bkh", keys, self.W_k.weight)
         features = torch.tanh(q[:, :, None, :] + k[:, None, :, :])  # (B, T_q, T_k, H)
@@ -135,26 +136,71 @@ class AddLoopOverQueries(nn.Module):
 
 
 CASES = [
-    BlindCase(CHECK, "no_tanh", AddNoTanh, "mistake",
-              "leaves out the tanh: score = w_v(W_q q + W_k k)"),
-    BlindCase(CHECK, "tanh_after_wv", AddTanhAfterWv, "mistake",
-              "applies tanh after w_v instead of before it"),
-    BlindCase(CHECK, "tanh_on_each_part", AddSeparateTanh, "mistake",
-              "takes tanh of W_q q and of W_k k separately and adds them afterwards"),
-    BlindCase(CHECK, "layers_with_bias", AddWithBias, "mistake",
-              "creates the three nn.Linear layers with their default bias=True"),
-    BlindCase(CHECK, "softmax_over_queries", AddSoftmaxOverQueries, "mistake",
-              "takes the softmax over dim=1 (the queries) instead of the keys"),
-    BlindCase(CHECK, "mask_ignored", AddMaskIgnored, "mistake",
-              "accepts a mask but never uses it"),
-    BlindCase(CHECK, "fill_minus_1e9", AddMinus1e9, "mistake",
-              "fills masked scores with -1e9 and takes a plain softmax"),
-    BlindCase(CHECK, "scaled_by_sqrt_hidden", AddScaled, "mistake",
-              "divides the additive scores by sqrt(hidden_dim), as for dot-product attention"),
-    BlindCase(CHECK, "slip_forward_without_mask", AddNoMaskArg, "mistake",
-              "writes forward without the mask argument"),
-    BlindCase(CHECK, "einsum_with_weights", AddEinsum, "correct",
-              "projects and scores with einsum on the layers' weight matrices instead of calling the layers"),
-    BlindCase(CHECK, "loop_over_queries_dropout", AddLoopOverQueries, "correct",
-              "loops over the queries one at a time, masks itself, and has an optional dropout argument"),
+    BlindCase(
+        CHECK, "no_tanh", AddNoTanh, "mistake", "leaves out the tanh: score = w_v(W_q q + W_k k)"
+    ),
+    BlindCase(
+        CHECK,
+        "tanh_after_wv",
+        AddTanhAfterWv,
+        "mistake",
+        "applies tanh after w_v instead of before it",
+    ),
+    BlindCase(
+        CHECK,
+        "tanh_on_each_part",
+        AddSeparateTanh,
+        "mistake",
+        "takes tanh of W_q q and of W_k k separately and adds them afterwards",
+    ),
+    BlindCase(
+        CHECK,
+        "layers_with_bias",
+        AddWithBias,
+        "mistake",
+        "creates the three nn.Linear layers with their default bias=True",
+    ),
+    BlindCase(
+        CHECK,
+        "softmax_over_queries",
+        AddSoftmaxOverQueries,
+        "mistake",
+        "takes the softmax over dim=1 (the queries) instead of the keys",
+    ),
+    BlindCase(CHECK, "mask_ignored", AddMaskIgnored, "mistake", "accepts a mask but never uses it"),
+    BlindCase(
+        CHECK,
+        "fill_minus_1e9",
+        AddMinus1e9,
+        "mistake",
+        "fills masked scores with -1e9 and takes a plain softmax",
+    ),
+    BlindCase(
+        CHECK,
+        "scaled_by_sqrt_hidden",
+        AddScaled,
+        "mistake",
+        "divides the additive scores by sqrt(hidden_dim), as for dot-product attention",
+    ),
+    BlindCase(
+        CHECK,
+        "slip_forward_without_mask",
+        AddNoMaskArg,
+        "mistake",
+        "writes forward without the mask argument",
+    ),
+    BlindCase(
+        CHECK,
+        "einsum_with_weights",
+        AddEinsum,
+        "correct",
+        "projects and scores with einsum on the layers' weight matrices instead of calling the layers",
+    ),
+    BlindCase(
+        CHECK,
+        "loop_over_queries_dropout",
+        AddLoopOverQueries,
+        "correct",
+        "loops over the queries one at a time, masks itself, and has an optional dropout argument",
+    ),
 ]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
 from transformer_tutorial.attention import masked_softmax
@@ -77,8 +76,9 @@ def at_einsum(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None) -> tu
     return torch.einsum("...qk,...kv->...qv", w, v), w
 
 
-def at_own_softmax_scale_arg(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None,
-                             scale: float | None = None) -> tuple[Tensor, Tensor]:
+def at_own_softmax_scale_arg(
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: float | None = None
+) -> tuple[Tensor, Tensor]:
     scale = 1 / math.sqrt(q.size(-1)) if scale is None else scale
     scores = torch.matmul(q, k.mT) * scale
     if mask is not None:
@@ -105,28 +105,88 @@ def at_bmm_reshape(q, k, v, mask=None):
 
 
 CASES = [
-    BlindCase(CHECK, "scale_by_sqrt_dv", at_scale_dv, "mistake",
-              "divides the scores by sqrt(d_v) instead of sqrt(d_k)"),
-    BlindCase(CHECK, "scale_by_dk", at_scale_dk_not_sqrt, "mistake",
-              "divides the scores by d_k instead of sqrt(d_k)"),
-    BlindCase(CHECK, "scale_by_number_of_keys", at_scale_Tk, "mistake",
-              "divides the scores by sqrt(T_k), the number of keys, instead of sqrt(d_k)"),
-    BlindCase(CHECK, "softmax_dim1", at_softmax_dim1, "mistake",
-              "takes the softmax over dim=1, which is the queries for (B, T_q, T_k) scores, with a -inf fill and no empty-row guard"),
-    BlindCase(CHECK, "k_dot_T_batched", at_dot_T, "mistake",
-              "writes q @ k.T, which transposes every axis of a batched k instead of the last two"),
-    BlindCase(CHECK, "fill_minus_1e9_plain_softmax", at_minus_1e9, "mistake",
-              "masks with masked_fill(mask == 0, -1e9) and a plain softmax, so a query with no visible key averages all values"),
-    BlindCase(CHECK, "scale_after_softmax", at_scale_after_softmax, "mistake",
-              "divides the weights by sqrt(d_k) after the softmax instead of the scores before it"),
-    BlindCase(CHECK, "mask_inverted", at_mask_inverted, "mistake",
-              "passes ~mask to masked_softmax, thinking True means blocked"),
-    BlindCase(CHECK, "slip_returns_only_out", at_returns_out_only, "mistake",
-              "returns only the output instead of the pair (out, weights)"),
-    BlindCase(CHECK, "einsum_prescaled_q", at_einsum, "correct",
-              "scales q by d_k^-0.5 before an einsum and mixes the values with a second einsum"),
-    BlindCase(CHECK, "own_masking_with_scale_arg", at_own_softmax_scale_arg, "correct",
-              "uses torch.matmul and .mT, masks with torch.where itself, and takes an optional scale argument"),
-    BlindCase(CHECK, "flatten_batch_bmm", at_bmm_reshape, "correct",
-              "broadcasts the leading axes, flattens them into one batch and uses torch.bmm"),
+    BlindCase(
+        CHECK,
+        "scale_by_sqrt_dv",
+        at_scale_dv,
+        "mistake",
+        "divides the scores by sqrt(d_v) instead of sqrt(d_k)",
+    ),
+    BlindCase(
+        CHECK,
+        "scale_by_dk",
+        at_scale_dk_not_sqrt,
+        "mistake",
+        "divides the scores by d_k instead of sqrt(d_k)",
+    ),
+    BlindCase(
+        CHECK,
+        "scale_by_number_of_keys",
+        at_scale_Tk,
+        "mistake",
+        "divides the scores by sqrt(T_k), the number of keys, instead of sqrt(d_k)",
+    ),
+    BlindCase(
+        CHECK,
+        "softmax_dim1",
+        at_softmax_dim1,
+        "mistake",
+        "takes the softmax over dim=1, which is the queries for (B, T_q, T_k) scores, with a -inf fill and no empty-row guard",
+    ),
+    BlindCase(
+        CHECK,
+        "k_dot_T_batched",
+        at_dot_T,
+        "mistake",
+        "writes q @ k.T, which transposes every axis of a batched k instead of the last two",
+    ),
+    BlindCase(
+        CHECK,
+        "fill_minus_1e9_plain_softmax",
+        at_minus_1e9,
+        "mistake",
+        "masks with masked_fill(mask == 0, -1e9) and a plain softmax, so a query with no visible key averages all values",
+    ),
+    BlindCase(
+        CHECK,
+        "scale_after_softmax",
+        at_scale_after_softmax,
+        "mistake",
+        "divides the weights by sqrt(d_k) after the softmax instead of the scores before it",
+    ),
+    BlindCase(
+        CHECK,
+        "mask_inverted",
+        at_mask_inverted,
+        "mistake",
+        "passes ~mask to masked_softmax, thinking True means blocked",
+    ),
+    BlindCase(
+        CHECK,
+        "slip_returns_only_out",
+        at_returns_out_only,
+        "mistake",
+        "returns only the output instead of the pair (out, weights)",
+    ),
+    BlindCase(
+        CHECK,
+        "einsum_prescaled_q",
+        at_einsum,
+        "correct",
+        "scales q by d_k^-0.5 before an einsum and mixes the values with a second einsum",
+    ),
+    BlindCase(
+        CHECK,
+        "own_masking_with_scale_arg",
+        at_own_softmax_scale_arg,
+        "correct",
+        "uses torch.matmul and .mT, masks with torch.where itself, and takes an optional scale argument",
+    ),
+    BlindCase(
+        CHECK,
+        "flatten_batch_bmm",
+        at_bmm_reshape,
+        "correct",
+        "broadcasts the leading axes, flattens them into one batch and uses torch.bmm",
+    ),
 ]

@@ -63,7 +63,9 @@ def avg_float64(state_dicts):
     out = {}
     for name, v in state_dicts[-1].items():
         if v.is_floating_point():
-            out[name] = torch.stack([sd[name].double() for sd in state_dicts]).mean(0)  # stays float64
+            out[name] = torch.stack([sd[name].double() for sd in state_dicts]).mean(
+                0
+            )  # stays float64
         else:
             out[name] = v.clone()
     return out
@@ -119,7 +121,11 @@ def avg_int_from_oldest(state_dicts):
 def avg_star_args(*state_dicts):
     out = {}
     for name, v in state_dicts[-1].items():
-        out[name] = torch.stack([sd[name] for sd in state_dicts]).mean(0) if v.is_floating_point() else v.clone()
+        out[name] = (
+            torch.stack([sd[name] for sd in state_dicts]).mean(0)
+            if v.is_floating_point()
+            else v.clone()
+        )
     return out
 
 
@@ -149,30 +155,95 @@ def avg_stack_mean(state_dicts, *, keep_integers_from: int = -1):
 
 
 CASES = [
-    BlindCase(CHECK, "sum_not_divided", avg_sum_only, "mistake",
-              "sums the checkpoints' weights and forgets to divide by K"),
-    BlindCase(CHECK, "last_checkpoint_only", avg_last_only, "mistake",
-              "returns a copy of the last checkpoint instead of the mean"),
-    BlindCase(CHECK, "divides_by_k_minus_1", avg_divide_k_minus_1, "mistake",
-              "divides the sum by K - 1 instead of K"),
-    BlindCase(CHECK, "step_counter_averaged", avg_step_averaged, "mistake",
-              "averages every entry, the integer step counter included"),
-    BlindCase(CHECK, "accumulates_into_first_input", avg_in_place, "mistake",
-              "accumulates the sum in place into the first checkpoint's tensors"),
-    BlindCase(CHECK, "returns_float64", avg_float64, "mistake",
-              "averages in float64 and forgets to cast back to each weight's dtype"),
-    BlindCase(CHECK, "deepcopy_tied_weight_added_twice", avg_deepcopy_tied_twice, "mistake",
-              "deep-copies the first checkpoint and adds in place, so the tied embedding/output tensor is added twice"),
-    BlindCase(CHECK, "tied_name_dropped", avg_dedup_by_pointer, "mistake",
-              "skips tensors whose data_ptr it has seen, which drops the tied output weight's name"),
-    BlindCase(CHECK, "unchanged_tensors_shared", avg_skip_unchanged, "mistake",
-              "returns a tensor that is equal in every checkpoint (and the step) as the input tensor itself, sharing memory"),
-    BlindCase(CHECK, "step_from_oldest", avg_int_from_oldest, "mistake",
-              "keeps the integer step counter of the oldest checkpoint instead of the newest"),
-    BlindCase(CHECK, "slip_star_args", avg_star_args, "mistake",
-              "takes the checkpoints as *state_dicts instead of one list"),
-    BlindCase(CHECK, "running_sum_float64", avg_running_double, "correct",
-              "keeps a running float64 sum per entry and casts the mean back to the entry's dtype"),
-    BlindCase(CHECK, "stack_mean_keyword_option", avg_stack_mean, "correct",
-              "stacks each entry, takes the float64 mean and casts back, with an optional keep_integers_from=-1"),
+    BlindCase(
+        CHECK,
+        "sum_not_divided",
+        avg_sum_only,
+        "mistake",
+        "sums the checkpoints' weights and forgets to divide by K",
+    ),
+    BlindCase(
+        CHECK,
+        "last_checkpoint_only",
+        avg_last_only,
+        "mistake",
+        "returns a copy of the last checkpoint instead of the mean",
+    ),
+    BlindCase(
+        CHECK,
+        "divides_by_k_minus_1",
+        avg_divide_k_minus_1,
+        "mistake",
+        "divides the sum by K - 1 instead of K",
+    ),
+    BlindCase(
+        CHECK,
+        "step_counter_averaged",
+        avg_step_averaged,
+        "mistake",
+        "averages every entry, the integer step counter included",
+    ),
+    BlindCase(
+        CHECK,
+        "accumulates_into_first_input",
+        avg_in_place,
+        "mistake",
+        "accumulates the sum in place into the first checkpoint's tensors",
+    ),
+    BlindCase(
+        CHECK,
+        "returns_float64",
+        avg_float64,
+        "mistake",
+        "averages in float64 and forgets to cast back to each weight's dtype",
+    ),
+    BlindCase(
+        CHECK,
+        "deepcopy_tied_weight_added_twice",
+        avg_deepcopy_tied_twice,
+        "mistake",
+        "deep-copies the first checkpoint and adds in place, so the tied embedding/output tensor is added twice",
+    ),
+    BlindCase(
+        CHECK,
+        "tied_name_dropped",
+        avg_dedup_by_pointer,
+        "mistake",
+        "skips tensors whose data_ptr it has seen, which drops the tied output weight's name",
+    ),
+    BlindCase(
+        CHECK,
+        "unchanged_tensors_shared",
+        avg_skip_unchanged,
+        "mistake",
+        "returns a tensor that is equal in every checkpoint (and the step) as the input tensor itself, sharing memory",
+    ),
+    BlindCase(
+        CHECK,
+        "step_from_oldest",
+        avg_int_from_oldest,
+        "mistake",
+        "keeps the integer step counter of the oldest checkpoint instead of the newest",
+    ),
+    BlindCase(
+        CHECK,
+        "slip_star_args",
+        avg_star_args,
+        "mistake",
+        "takes the checkpoints as *state_dicts instead of one list",
+    ),
+    BlindCase(
+        CHECK,
+        "running_sum_float64",
+        avg_running_double,
+        "correct",
+        "keeps a running float64 sum per entry and casts the mean back to the entry's dtype",
+    ),
+    BlindCase(
+        CHECK,
+        "stack_mean_keyword_option",
+        avg_stack_mean,
+        "correct",
+        "stacks each entry, takes the float64 mean and casts back, with an optional keep_integers_from=-1",
+    ),
 ]

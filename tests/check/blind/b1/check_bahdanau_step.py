@@ -103,7 +103,9 @@ def bs_slip_two_returns(decoder, prev, state, memory, src_mask):
 def bs_by_hand(decoder, prev: Tensor, state: Tensor, memory: Tensor, src_mask: Tensor):
     att = decoder.attention
     s_prev = state[-1]  # (B, D)
-    scores = att.w_v(torch.tanh(att.W_q(s_prev)[:, None, :] + att.W_k(memory))).squeeze(-1)  # (B, S)
+    scores = att.w_v(torch.tanh(att.W_q(s_prev)[:, None, :] + att.W_k(memory))).squeeze(
+        -1
+    )  # (B, S)
     weights = masked_softmax(scores, src_mask)  # (B, S)
     context = torch.bmm(weights.unsqueeze(1), memory)  # (B, 1, D)
     emb = decoder.embedding(prev)[:, None, :]
@@ -117,8 +119,9 @@ def bs_einsum_keys(decoder, prev, state, memory, src_mask, keys=None):
     if keys is None:
         keys = att.project_keys(memory)
     query = last_hidden(state)
-    context, weights = att(query.unsqueeze(1), memory, memory, mask=src_mask[:, None, :],
-                           projected_keys=keys)
+    context, weights = att(
+        query.unsqueeze(1), memory, memory, mask=src_mask[:, None, :], projected_keys=keys
+    )
     w = weights[:, 0]  # (B, S)
     ctx = torch.einsum("bs,bsd->bd", w, memory)
     y = decoder.embedding(prev)
@@ -128,26 +131,81 @@ def bs_einsum_keys(decoder, prev, state, memory, src_mask, keys=None):
 
 
 CASES = [
-    BlindCase(CHECK, "luong_order_new_state_as_query", bs_luong_order, "mistake",
-              "runs the GRU first (with the mean of the memory as context) and uses the new state as the query"),
-    BlindCase(CHECK, "no_source_mask", bs_no_mask, "mistake",
-              "calls decoder.attention without the source mask, so padding gets weight"),
-    BlindCase(CHECK, "context_before_embedding", bs_concat_order_swapped, "mistake",
-              "feeds the GRU [c_t; y_{t-1}] instead of [y_{t-1}; c_t]"),
-    BlindCase(CHECK, "logits_without_context", bs_logits_without_context, "mistake",
-              "computes the logits from [s'_t; 0], leaving the context out"),
-    BlindCase(CHECK, "softmax_over_batch", bs_softmax_over_batch, "mistake",
-              "writes the score by hand and takes the softmax over dim=0, the batch"),
-    BlindCase(CHECK, "softmax_over_size_one_axis", bs_softmax_size_one_axis, "mistake",
-              "keeps the scores as (B, S, 1) and takes the softmax over the last axis, of size 1"),
-    BlindCase(CHECK, "context_plain_masked_mean", bs_context_from_mean, "mistake",
-              "computes the weights but uses the plain mean of the real encoder states as the context"),
-    BlindCase(CHECK, "returns_rnn_output_as_state", bs_returns_output_not_state, "mistake",
-              "returns the GRU's output (B, 1, D) as the new state instead of the state (1, B, D)"),
-    BlindCase(CHECK, "slip_returns_two_values", bs_slip_two_returns, "mistake",
-              "returns only (logits, state) and forgets the attention weights"),
-    BlindCase(CHECK, "score_by_hand_bmm", bs_by_hand, "correct",
-              "writes the additive score with W_q, W_k, w_v, calls masked_softmax and gets the context with torch.bmm"),
-    BlindCase(CHECK, "attention_module_einsum_context", bs_einsum_keys, "correct",
-              "takes an optional keys argument, calls decoder.attention and recomputes the context with einsum"),
+    BlindCase(
+        CHECK,
+        "luong_order_new_state_as_query",
+        bs_luong_order,
+        "mistake",
+        "runs the GRU first (with the mean of the memory as context) and uses the new state as the query",
+    ),
+    BlindCase(
+        CHECK,
+        "no_source_mask",
+        bs_no_mask,
+        "mistake",
+        "calls decoder.attention without the source mask, so padding gets weight",
+    ),
+    BlindCase(
+        CHECK,
+        "context_before_embedding",
+        bs_concat_order_swapped,
+        "mistake",
+        "feeds the GRU [c_t; y_{t-1}] instead of [y_{t-1}; c_t]",
+    ),
+    BlindCase(
+        CHECK,
+        "logits_without_context",
+        bs_logits_without_context,
+        "mistake",
+        "computes the logits from [s'_t; 0], leaving the context out",
+    ),
+    BlindCase(
+        CHECK,
+        "softmax_over_batch",
+        bs_softmax_over_batch,
+        "mistake",
+        "writes the score by hand and takes the softmax over dim=0, the batch",
+    ),
+    BlindCase(
+        CHECK,
+        "softmax_over_size_one_axis",
+        bs_softmax_size_one_axis,
+        "mistake",
+        "keeps the scores as (B, S, 1) and takes the softmax over the last axis, of size 1",
+    ),
+    BlindCase(
+        CHECK,
+        "context_plain_masked_mean",
+        bs_context_from_mean,
+        "mistake",
+        "computes the weights but uses the plain mean of the real encoder states as the context",
+    ),
+    BlindCase(
+        CHECK,
+        "returns_rnn_output_as_state",
+        bs_returns_output_not_state,
+        "mistake",
+        "returns the GRU's output (B, 1, D) as the new state instead of the state (1, B, D)",
+    ),
+    BlindCase(
+        CHECK,
+        "slip_returns_two_values",
+        bs_slip_two_returns,
+        "mistake",
+        "returns only (logits, state) and forgets the attention weights",
+    ),
+    BlindCase(
+        CHECK,
+        "score_by_hand_bmm",
+        bs_by_hand,
+        "correct",
+        "writes the additive score with W_q, W_k, w_v, calls masked_softmax and gets the context with torch.bmm",
+    ),
+    BlindCase(
+        CHECK,
+        "attention_module_einsum_context",
+        bs_einsum_keys,
+        "correct",
+        "takes an optional keys argument, calls decoder.attention and recomputes the context with einsum",
+    ),
 ]

@@ -72,7 +72,9 @@ def ba_causal_looks_ahead(q, k, v, window, causal=False, key_padding=None):
 def ba_clamped_indices(q, k, v, window, causal=False, key_padding=None):
     T, Dh = q.shape[-2], q.shape[-1]
     offsets = torch.arange(-window, 1 if causal else window + 1)
-    idx = (torch.arange(T)[:, None] + offsets[None, :]).clamp(0, T - 1)  # (T, W): ends repeat frames
+    idx = (torch.arange(T)[:, None] + offsets[None, :]).clamp(
+        0, T - 1
+    )  # (T, W): ends repeat frames
     kw, vw = k[..., idx, :], v[..., idx, :]  # (B, H, T, W, D)
     scores = torch.einsum("bhtd,bhtwd->bhtw", q, kw) / math.sqrt(Dh)
     if key_padding is not None:
@@ -149,8 +151,15 @@ def ba_renamed_padding_kwarg(q, k, v, window, causal=False, key_padding_mask=Non
     return _full(q, k, v, allowed, key_padding_mask)
 
 
-def ba_full_with_tril_triu(q: Tensor, k: Tensor, v: Tensor, window: int, causal: bool = False,
-                           key_padding: Tensor | None = None, scale: float | None = None) -> Tensor:
+def ba_full_with_tril_triu(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    window: int,
+    causal: bool = False,
+    key_padding: Tensor | None = None,
+    scale: float | None = None,
+) -> Tensor:
     T = q.shape[-2]
     band = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(-window)
     band = band.tril(0 if causal else window)
@@ -188,40 +197,118 @@ def ba_sdpa(q, k, v, window, causal=False, key_padding=None):
 
 
 CASES = [
-    BlindCase(CHECK, "band_too_narrow", ba_too_narrow, "mistake",
-              "uses |t - s| < window instead of <= window"),
-    BlindCase(CHECK, "band_too_wide", ba_too_wide, "mistake",
-              "uses |t - s| <= window + 1, one frame too wide on each side"),
-    BlindCase(CHECK, "range_end_left_out", ba_range_end_left_out, "mistake",
-              "loops s over range(t - window, t + window), whose end leaves out frame t + window (and t itself when causal)"),
-    BlindCase(CHECK, "causal_ignored", ba_causal_ignored, "mistake",
-              "always builds the two-sided band, ignoring causal"),
-    BlindCase(CHECK, "always_one_sided", ba_always_causal, "mistake",
-              "always builds the one-sided (past only) band, even when causal is False"),
-    BlindCase(CHECK, "causal_looks_ahead", ba_causal_looks_ahead, "mistake",
-              "for causal keeps s >= t, the future frames, instead of s <= t"),
-    BlindCase(CHECK, "indices_clamped_at_ends", ba_clamped_indices, "mistake",
-              "gathers 2w+1 keys per frame with indices clamped to 0..T-1, so the end frames count a key several times"),
-    BlindCase(CHECK, "zero_padding_counted_as_keys", ba_zero_padded_keys, "mistake",
-              "zero-pads k and v beyond the ends and attends to those zero frames as if they were keys"),
-    BlindCase(CHECK, "band_wraps_around", ba_wraps_around, "mistake",
-              "measures the distance modulo T, so the band wraps around from the end to the start"),
-    BlindCase(CHECK, "padding_ignored", ba_padding_ignored, "mistake",
-              "never applies key_padding"),
-    BlindCase(CHECK, "padding_inverted", ba_padding_inverted, "mistake",
-              "uses ~key_padding, reading True as padding"),
-    BlindCase(CHECK, "padding_on_queries", ba_padding_on_queries, "mistake",
-              "broadcasts key_padding as (B, 1, T, 1), masking query rows instead of key columns"),
-    BlindCase(CHECK, "nan_for_frame_without_key", ba_nan_rows, "mistake",
-              "fills -inf and takes a plain softmax, so a frame that sees no key gets NaN"),
-    BlindCase(CHECK, "no_scale", ba_no_scale, "mistake",
-              "forgets the 1/sqrt(Dh) scale"),
-    BlindCase(CHECK, "slip_key_padding_mask_kwarg", ba_renamed_padding_kwarg, "mistake",
-              "names the keyword argument key_padding_mask instead of key_padding"),
-    BlindCase(CHECK, "full_attention_tril_triu", ba_full_with_tril_triu, "correct",
-              "builds the band with triu/tril of ones and calls the package's attention, with an optional scale"),
-    BlindCase(CHECK, "per_frame_slices", ba_per_frame_loop, "correct",
-              "loops over the frames and attends to the slice of keys in the window"),
-    BlindCase(CHECK, "sdpa_with_guard", ba_sdpa, "correct",
-              "uses F.scaled_dot_product_attention under the band mask, letting frames with no key see all and zeroing them"),
+    BlindCase(
+        CHECK,
+        "band_too_narrow",
+        ba_too_narrow,
+        "mistake",
+        "uses |t - s| < window instead of <= window",
+    ),
+    BlindCase(
+        CHECK,
+        "band_too_wide",
+        ba_too_wide,
+        "mistake",
+        "uses |t - s| <= window + 1, one frame too wide on each side",
+    ),
+    BlindCase(
+        CHECK,
+        "range_end_left_out",
+        ba_range_end_left_out,
+        "mistake",
+        "loops s over range(t - window, t + window), whose end leaves out frame t + window (and t itself when causal)",
+    ),
+    BlindCase(
+        CHECK,
+        "causal_ignored",
+        ba_causal_ignored,
+        "mistake",
+        "always builds the two-sided band, ignoring causal",
+    ),
+    BlindCase(
+        CHECK,
+        "always_one_sided",
+        ba_always_causal,
+        "mistake",
+        "always builds the one-sided (past only) band, even when causal is False",
+    ),
+    BlindCase(
+        CHECK,
+        "causal_looks_ahead",
+        ba_causal_looks_ahead,
+        "mistake",
+        "for causal keeps s >= t, the future frames, instead of s <= t",
+    ),
+    BlindCase(
+        CHECK,
+        "indices_clamped_at_ends",
+        ba_clamped_indices,
+        "mistake",
+        "gathers 2w+1 keys per frame with indices clamped to 0..T-1, so the end frames count a key several times",
+    ),
+    BlindCase(
+        CHECK,
+        "zero_padding_counted_as_keys",
+        ba_zero_padded_keys,
+        "mistake",
+        "zero-pads k and v beyond the ends and attends to those zero frames as if they were keys",
+    ),
+    BlindCase(
+        CHECK,
+        "band_wraps_around",
+        ba_wraps_around,
+        "mistake",
+        "measures the distance modulo T, so the band wraps around from the end to the start",
+    ),
+    BlindCase(CHECK, "padding_ignored", ba_padding_ignored, "mistake", "never applies key_padding"),
+    BlindCase(
+        CHECK,
+        "padding_inverted",
+        ba_padding_inverted,
+        "mistake",
+        "uses ~key_padding, reading True as padding",
+    ),
+    BlindCase(
+        CHECK,
+        "padding_on_queries",
+        ba_padding_on_queries,
+        "mistake",
+        "broadcasts key_padding as (B, 1, T, 1), masking query rows instead of key columns",
+    ),
+    BlindCase(
+        CHECK,
+        "nan_for_frame_without_key",
+        ba_nan_rows,
+        "mistake",
+        "fills -inf and takes a plain softmax, so a frame that sees no key gets NaN",
+    ),
+    BlindCase(CHECK, "no_scale", ba_no_scale, "mistake", "forgets the 1/sqrt(Dh) scale"),
+    BlindCase(
+        CHECK,
+        "slip_key_padding_mask_kwarg",
+        ba_renamed_padding_kwarg,
+        "mistake",
+        "names the keyword argument key_padding_mask instead of key_padding",
+    ),
+    BlindCase(
+        CHECK,
+        "full_attention_tril_triu",
+        ba_full_with_tril_triu,
+        "correct",
+        "builds the band with triu/tril of ones and calls the package's attention, with an optional scale",
+    ),
+    BlindCase(
+        CHECK,
+        "per_frame_slices",
+        ba_per_frame_loop,
+        "correct",
+        "loops over the frames and attends to the slice of keys in the window",
+    ),
+    BlindCase(
+        CHECK,
+        "sdpa_with_guard",
+        ba_sdpa,
+        "correct",
+        "uses F.scaled_dot_product_attention under the band mask, letting frames with no key see all and zeroing them",
+    ),
 ]

@@ -15,9 +15,24 @@ def _lp(length, alpha):
 
 
 @torch.no_grad()
-def _beam_one(model, src_b, K, max_len, bos_id, eos_id, alpha, *, all_beams_start=False,
-              bos_in_length=False, finished_keep_growing=False, pad_grows_length=False,
-              block_pad=True, penalty_every_step=False, pick_by_logp=False, no_penalty=False):
+def _beam_one(
+    model,
+    src_b,
+    K,
+    max_len,
+    bos_id,
+    eos_id,
+    alpha,
+    *,
+    all_beams_start=False,
+    bos_in_length=False,
+    finished_keep_growing=False,
+    pad_grows_length=False,
+    block_pad=True,
+    penalty_every_step=False,
+    pick_by_logp=False,
+    no_penalty=False,
+):
     """The learner's beam search for one sentence (1, S); returns (tokens list, steps taken)."""
     V, pad = model.config.tgt_vocab_size, model.config.pad_id
     memory = model.encode(src_b).expand(K, -1, -1)
@@ -68,7 +83,9 @@ def _beam_one(model, src_b, K, max_len, bos_id, eos_id, alpha, *, all_beams_star
     elif penalty_every_step:
         best_k = int(score.argmax())
     else:
-        final = log_prob / (1.0 if no_penalty else _lp(lengths + (1 if bos_in_length else 0), alpha))
+        final = log_prob / (
+            1.0 if no_penalty else _lp(lengths + (1 if bos_in_length else 0), alpha)
+        )
         best_k = int(final.argmax())
     return tokens[best_k, 1:].tolist(), t
 
@@ -78,8 +95,9 @@ def _beam(model, src, beam_size, max_len, bos_id, eos_id, length_penalty, **flag
     pad = model.config.pad_id
     rows, width = [], 0
     for b in range(src.shape[0]):
-        seq, steps = _beam_one(model, src[b : b + 1], beam_size, max_len, bos_id, eos_id,
-                               length_penalty, **flags)
+        seq, steps = _beam_one(
+            model, src[b : b + 1], beam_size, max_len, bos_id, eos_id, length_penalty, **flags
+        )
         rows.append(seq)
         width = max(width, steps)
     out = torch.full((len(rows), width), pad, dtype=torch.long)
@@ -89,7 +107,9 @@ def _beam(model, src, beam_size, max_len, bos_id, eos_id, length_penalty, **flag
 
 
 def bs_all_beams_from_bos(model, src, beam_size, max_len, *, bos_id, eos_id, length_penalty=0.6):
-    return _beam(model, src, beam_size, max_len, bos_id, eos_id, length_penalty, all_beams_start=True)
+    return _beam(
+        model, src, beam_size, max_len, bos_id, eos_id, length_penalty, all_beams_start=True
+    )
 
 
 def bs_bos_counted(model, src, beam_size, max_len, *, bos_id, eos_id, length_penalty=0.6):
@@ -97,12 +117,15 @@ def bs_bos_counted(model, src, beam_size, max_len, *, bos_id, eos_id, length_pen
 
 
 def bs_finished_keep_growing(model, src, beam_size, max_len, *, bos_id, eos_id, length_penalty=0.6):
-    return _beam(model, src, beam_size, max_len, bos_id, eos_id, length_penalty,
-                 finished_keep_growing=True)
+    return _beam(
+        model, src, beam_size, max_len, bos_id, eos_id, length_penalty, finished_keep_growing=True
+    )
 
 
 def bs_pad_counts_in_length(model, src, beam_size, max_len, *, bos_id, eos_id, length_penalty=0.6):
-    return _beam(model, src, beam_size, max_len, bos_id, eos_id, length_penalty, pad_grows_length=True)
+    return _beam(
+        model, src, beam_size, max_len, bos_id, eos_id, length_penalty, pad_grows_length=True
+    )
 
 
 def bs_pad_generated(model, src, beam_size, max_len, *, bos_id, eos_id, length_penalty=0.6):
@@ -110,7 +133,9 @@ def bs_pad_generated(model, src, beam_size, max_len, *, bos_id, eos_id, length_p
 
 
 def bs_penalty_every_step(model, src, beam_size, max_len, *, bos_id, eos_id, length_penalty=0.6):
-    return _beam(model, src, beam_size, max_len, bos_id, eos_id, length_penalty, penalty_every_step=True)
+    return _beam(
+        model, src, beam_size, max_len, bos_id, eos_id, length_penalty, penalty_every_step=True
+    )
 
 
 def bs_final_pick_by_logprob(model, src, beam_size, max_len, *, bos_id, eos_id, length_penalty=0.6):
@@ -131,8 +156,16 @@ def bs_lp_keyword_renamed(model, src, beam_size, max_len, *, bos_id, eos_id, alp
 
 
 @torch.no_grad()
-def bs_batched_no_cache(model, src: Tensor, beam_size: int, max_len: int, *, bos_id: int,
-                        eos_id: int, length_penalty: float = 0.6) -> Tensor:
+def bs_batched_no_cache(
+    model,
+    src: Tensor,
+    beam_size: int,
+    max_len: int,
+    *,
+    bos_id: int,
+    eos_id: int,
+    length_penalty: float = 0.6,
+) -> Tensor:
     model.eval()
     V, pad = model.config.tgt_vocab_size, model.config.pad_id
     B, K = src.shape[0], beam_size
@@ -179,8 +212,17 @@ def bs_batched_no_cache(model, src: Tensor, beam_size: int, max_len: int, *, bos
     return out
 
 
-def bs_per_sentence_heap(model, src, beam_size, max_len, *, bos_id, eos_id, length_penalty=0.6,
-                         return_scores: bool = False):
+def bs_per_sentence_heap(
+    model,
+    src,
+    beam_size,
+    max_len,
+    *,
+    bos_id,
+    eos_id,
+    length_penalty=0.6,
+    return_scores: bool = False,
+):
     model.eval()
     pad = model.config.pad_id
     results, widths, scores = [], [], []
@@ -196,8 +238,9 @@ def bs_per_sentence_heap(model, src, beam_size, max_len, *, bos_id, eos_id, leng
                 cands = [h for h in beams if h[2]]  # finished ones compete unchanged
                 if live:
                     prefix = torch.tensor([[bos_id] + h[1] for h in live])
-                    step = model.decode(prefix, memory.expand(len(live), -1, -1),
-                                        s.expand(len(live), -1))[:, -1].log_softmax(-1)
+                    step = model.decode(
+                        prefix, memory.expand(len(live), -1, -1), s.expand(len(live), -1)
+                    )[:, -1].log_softmax(-1)
                     step[:, pad] = float("-inf")
                     for h, row in zip(live, step):
                         vals, idx = row.topk(min(beam_size, row.numel()))
@@ -224,28 +267,88 @@ def bs_per_sentence_heap(model, src, beam_size, max_len, *, bos_id, eos_id, leng
 
 
 CASES = [
-    BlindCase(CHECK, "all_beams_start_from_bos", bs_all_beams_from_bos, "mistake",
-              "gives all K copies of BOS log-probability 0 at the start, so the beam fills with duplicates"),
-    BlindCase(CHECK, "bos_counted_in_length", bs_bos_counted, "mistake",
-              "counts BOS in |Y| for the length penalty"),
-    BlindCase(CHECK, "finished_hypotheses_keep_growing", bs_finished_keep_growing, "mistake",
-              "keeps extending a hypothesis after its EOS with ordinary tokens instead of only PAD"),
-    BlindCase(CHECK, "pad_extensions_grow_length", bs_pad_counts_in_length, "mistake",
-              "extends finished hypotheses with PAD but still counts the PAD steps in |Y|"),
-    BlindCase(CHECK, "pad_can_be_generated", bs_pad_generated, "mistake",
-              "does not set PAD's log-probability to -inf, so an open hypothesis can produce PAD"),
-    BlindCase(CHECK, "penalty_at_every_step", bs_penalty_every_step, "mistake",
-              "divides the running score by the length penalty at every step, so it compounds"),
-    BlindCase(CHECK, "final_pick_by_raw_logprob", bs_final_pick_by_logprob, "mistake",
-              "ranks with the length penalty during the search but picks the final hypothesis by raw log P"),
-    BlindCase(CHECK, "length_penalty_ignored", bs_penalty_ignored, "mistake",
-              "never applies the length penalty, ranking by log P alone"),
-    BlindCase(CHECK, "slip_returns_pair", bs_returns_all_beams, "mistake",
-              "returns the pair (tokens, None) instead of the tokens"),
-    BlindCase(CHECK, "slip_alpha_keyword", bs_lp_keyword_renamed, "mistake",
-              "names the keyword argument alpha instead of length_penalty"),
-    BlindCase(CHECK, "batched_without_cache", bs_batched_no_cache, "correct",
-              "searches the whole batch together without a cache, re-running the prefix, and computes the penalty in float64"),
-    BlindCase(CHECK, "per_sentence_python_lists", bs_per_sentence_heap, "correct",
-              "searches one sentence at a time with Python lists of (log P, tokens, finished) and a sort, with an optional return_scores"),
+    BlindCase(
+        CHECK,
+        "all_beams_start_from_bos",
+        bs_all_beams_from_bos,
+        "mistake",
+        "gives all K copies of BOS log-probability 0 at the start, so the beam fills with duplicates",
+    ),
+    BlindCase(
+        CHECK,
+        "bos_counted_in_length",
+        bs_bos_counted,
+        "mistake",
+        "counts BOS in |Y| for the length penalty",
+    ),
+    BlindCase(
+        CHECK,
+        "finished_hypotheses_keep_growing",
+        bs_finished_keep_growing,
+        "mistake",
+        "keeps extending a hypothesis after its EOS with ordinary tokens instead of only PAD",
+    ),
+    BlindCase(
+        CHECK,
+        "pad_extensions_grow_length",
+        bs_pad_counts_in_length,
+        "mistake",
+        "extends finished hypotheses with PAD but still counts the PAD steps in |Y|",
+    ),
+    BlindCase(
+        CHECK,
+        "pad_can_be_generated",
+        bs_pad_generated,
+        "mistake",
+        "does not set PAD's log-probability to -inf, so an open hypothesis can produce PAD",
+    ),
+    BlindCase(
+        CHECK,
+        "penalty_at_every_step",
+        bs_penalty_every_step,
+        "mistake",
+        "divides the running score by the length penalty at every step, so it compounds",
+    ),
+    BlindCase(
+        CHECK,
+        "final_pick_by_raw_logprob",
+        bs_final_pick_by_logprob,
+        "mistake",
+        "ranks with the length penalty during the search but picks the final hypothesis by raw log P",
+    ),
+    BlindCase(
+        CHECK,
+        "length_penalty_ignored",
+        bs_penalty_ignored,
+        "mistake",
+        "never applies the length penalty, ranking by log P alone",
+    ),
+    BlindCase(
+        CHECK,
+        "slip_returns_pair",
+        bs_returns_all_beams,
+        "mistake",
+        "returns the pair (tokens, None) instead of the tokens",
+    ),
+    BlindCase(
+        CHECK,
+        "slip_alpha_keyword",
+        bs_lp_keyword_renamed,
+        "mistake",
+        "names the keyword argument alpha instead of length_penalty",
+    ),
+    BlindCase(
+        CHECK,
+        "batched_without_cache",
+        bs_batched_no_cache,
+        "correct",
+        "searches the whole batch together without a cache, re-running the prefix, and computes the penalty in float64",
+    ),
+    BlindCase(
+        CHECK,
+        "per_sentence_python_lists",
+        bs_per_sentence_heap,
+        "correct",
+        "searches one sentence at a time with Python lists of (log P, tokens, finished) and a sort, with an optional return_scores",
+    ),
 ]

@@ -14,8 +14,14 @@ CHECK = "check_encoder_layer"
 
 
 class _Base(nn.Module):
-    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0,
-                 norm_first: bool = False) -> None:
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        dropout: float = 0.0,
+        norm_first: bool = False,
+    ) -> None:
         super().__init__()
         self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout=dropout)
@@ -161,28 +167,88 @@ class EncFunctionalNorms(nn.Module):
 
 
 CASES = [
-    BlindCase(CHECK, "no_residual_around_attention", EncNoAttnResidual, "mistake",
-              "forgets to add x back around the self-attention sub-layer"),
-    BlindCase(CHECK, "prenorm_residual_from_normed_x", EncPreNormResidualFromNormed, "mistake",
-              "in pre-norm, overwrites x with norm(x) and adds the sub-layer to the normalized x"),
-    BlindCase(CHECK, "norm_first_ignored", EncNormFirstIgnored, "mistake",
-              "stores norm_first but always computes post-norm"),
-    BlindCase(CHECK, "ffn_before_attention", EncFFNFirst, "mistake",
-              "applies the feed-forward network before the self-attention"),
-    BlindCase(CHECK, "mask_inverted", EncMaskInverted, "mistake",
-              "passes ~src_mask to the attention, thinking True means padding"),
-    BlindCase(CHECK, "mask_unused", EncMaskUnused, "mistake",
-              "calls the self-attention without the padding mask"),
-    BlindCase(CHECK, "postnorm_norms_only_sublayer", EncPostNormNormsSublayer, "mistake",
-              "in post-norm, computes x + norm(sublayer(x)) instead of norm(x + sublayer(x))"),
-    BlindCase(CHECK, "norm1_used_twice", EncNorm1Twice, "mistake",
-              "uses norm1 for both sub-layers, never norm2"),
-    BlindCase(CHECK, "prenorm_extra_final_norm", EncPreNormFinalNorm, "mistake",
-              "in pre-norm, normalizes the block's output again with norm2 at the end"),
-    BlindCase(CHECK, "slip_returns_output_and_weights", EncReturnsWeights, "mistake",
-              "returns the pair (x, attention weights) instead of x"),
-    BlindCase(CHECK, "add_norm_helper", EncSublayerHelper, "correct",
-              "writes one _add_norm helper for both sub-layers and makes src_mask optional"),
-    BlindCase(CHECK, "functional_layer_norm_and_dropout", EncFunctionalNorms, "correct",
-              "applies the norms with F.layer_norm on norm1/norm2's parameters and dropout with F.dropout"),
+    BlindCase(
+        CHECK,
+        "no_residual_around_attention",
+        EncNoAttnResidual,
+        "mistake",
+        "forgets to add x back around the self-attention sub-layer",
+    ),
+    BlindCase(
+        CHECK,
+        "prenorm_residual_from_normed_x",
+        EncPreNormResidualFromNormed,
+        "mistake",
+        "in pre-norm, overwrites x with norm(x) and adds the sub-layer to the normalized x",
+    ),
+    BlindCase(
+        CHECK,
+        "norm_first_ignored",
+        EncNormFirstIgnored,
+        "mistake",
+        "stores norm_first but always computes post-norm",
+    ),
+    BlindCase(
+        CHECK,
+        "ffn_before_attention",
+        EncFFNFirst,
+        "mistake",
+        "applies the feed-forward network before the self-attention",
+    ),
+    BlindCase(
+        CHECK,
+        "mask_inverted",
+        EncMaskInverted,
+        "mistake",
+        "passes ~src_mask to the attention, thinking True means padding",
+    ),
+    BlindCase(
+        CHECK,
+        "mask_unused",
+        EncMaskUnused,
+        "mistake",
+        "calls the self-attention without the padding mask",
+    ),
+    BlindCase(
+        CHECK,
+        "postnorm_norms_only_sublayer",
+        EncPostNormNormsSublayer,
+        "mistake",
+        "in post-norm, computes x + norm(sublayer(x)) instead of norm(x + sublayer(x))",
+    ),
+    BlindCase(
+        CHECK,
+        "norm1_used_twice",
+        EncNorm1Twice,
+        "mistake",
+        "uses norm1 for both sub-layers, never norm2",
+    ),
+    BlindCase(
+        CHECK,
+        "prenorm_extra_final_norm",
+        EncPreNormFinalNorm,
+        "mistake",
+        "in pre-norm, normalizes the block's output again with norm2 at the end",
+    ),
+    BlindCase(
+        CHECK,
+        "slip_returns_output_and_weights",
+        EncReturnsWeights,
+        "mistake",
+        "returns the pair (x, attention weights) instead of x",
+    ),
+    BlindCase(
+        CHECK,
+        "add_norm_helper",
+        EncSublayerHelper,
+        "correct",
+        "writes one _add_norm helper for both sub-layers and makes src_mask optional",
+    ),
+    BlindCase(
+        CHECK,
+        "functional_layer_norm_and_dropout",
+        EncFunctionalNorms,
+        "correct",
+        "applies the norms with F.layer_norm on norm1/norm2's parameters and dropout with F.dropout",
+    ),
 ]

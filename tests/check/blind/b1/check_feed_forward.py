@@ -95,7 +95,9 @@ class FFLoopPositions(_Base):
 
 
 class FFInPlaceDropout(nn.Module):
-    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "relu") -> None:
+    def __init__(
+        self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "relu"
+    ) -> None:
         super().__init__()
         self.linear1 = nn.Linear(d_model, d_ff)
         self.linear2 = nn.Linear(d_ff, d_model)
@@ -121,30 +123,77 @@ class FFConv1d(nn.Module):
 
 
 CASES = [
-    BlindCase(CHECK, "no_relu", FFNoReLU, "mistake",
-              "forgets the ReLU between the two linear layers"),
-    BlindCase(CHECK, "relu_after_linear2", FFReLUAfter, "mistake",
-              "puts the ReLU after linear2 instead of between the layers"),
-    BlindCase(CHECK, "relu_twice", FFReLUBoth, "mistake",
-              "applies a ReLU after both layers"),
-    BlindCase(CHECK, "gelu_not_relu", FFGelu, "mistake",
-              "uses GELU (as in GPT/BERT) instead of ReLU"),
-    BlindCase(CHECK, "adds_mean_over_positions", FFMixesPositions, "mistake",
-              "adds the mean over the positions to each hidden vector, so positions influence each other"),
-    BlindCase(CHECK, "transpose_reshape_mixes", FFFlattenTime, "mistake",
-              "transposes the hidden tensor and reshapes it back, scrambling features across positions"),
-    BlindCase(CHECK, "residual_inside", FFResidual, "mistake",
-              "adds the residual x inside the feed-forward module"),
-    BlindCase(CHECK, "no_biases", FFNoBias, "mistake",
-              "creates both linear layers with bias=False"),
-    BlindCase(CHECK, "clamp_max_instead_of_min", FFInPlaceReLU, "mistake",
-              "writes the ReLU as clamp_(max=0) instead of clamp(min=0)"),
-    BlindCase(CHECK, "slip_sequential_without_names", FFSequential, "mistake",
-              "builds an nn.Sequential called net, so there are no linear1 and linear2 layers"),
-    BlindCase(CHECK, "loop_over_positions", FFLoopPositions, "correct",
-              "applies the two layers to one position at a time in a loop and stacks the results"),
-    BlindCase(CHECK, "inplace_relu_dropout_defaults", FFInPlaceDropout, "correct",
-              "uses nn.ReLU(inplace=True) and adds optional dropout and activation arguments"),
-    BlindCase(CHECK, "conv1d_kernel_one", FFConv1d, "correct",
-              "applies the layers' weights as kernel-size-1 conv1d over time"),
+    BlindCase(
+        CHECK, "no_relu", FFNoReLU, "mistake", "forgets the ReLU between the two linear layers"
+    ),
+    BlindCase(
+        CHECK,
+        "relu_after_linear2",
+        FFReLUAfter,
+        "mistake",
+        "puts the ReLU after linear2 instead of between the layers",
+    ),
+    BlindCase(CHECK, "relu_twice", FFReLUBoth, "mistake", "applies a ReLU after both layers"),
+    BlindCase(
+        CHECK, "gelu_not_relu", FFGelu, "mistake", "uses GELU (as in GPT/BERT) instead of ReLU"
+    ),
+    BlindCase(
+        CHECK,
+        "adds_mean_over_positions",
+        FFMixesPositions,
+        "mistake",
+        "adds the mean over the positions to each hidden vector, so positions influence each other",
+    ),
+    BlindCase(
+        CHECK,
+        "transpose_reshape_mixes",
+        FFFlattenTime,
+        "mistake",
+        "transposes the hidden tensor and reshapes it back, scrambling features across positions",
+    ),
+    BlindCase(
+        CHECK,
+        "residual_inside",
+        FFResidual,
+        "mistake",
+        "adds the residual x inside the feed-forward module",
+    ),
+    BlindCase(
+        CHECK, "no_biases", FFNoBias, "mistake", "creates both linear layers with bias=False"
+    ),
+    BlindCase(
+        CHECK,
+        "clamp_max_instead_of_min",
+        FFInPlaceReLU,
+        "mistake",
+        "writes the ReLU as clamp_(max=0) instead of clamp(min=0)",
+    ),
+    BlindCase(
+        CHECK,
+        "slip_sequential_without_names",
+        FFSequential,
+        "mistake",
+        "builds an nn.Sequential called net, so there are no linear1 and linear2 layers",
+    ),
+    BlindCase(
+        CHECK,
+        "loop_over_positions",
+        FFLoopPositions,
+        "correct",
+        "applies the two layers to one position at a time in a loop and stacks the results",
+    ),
+    BlindCase(
+        CHECK,
+        "inplace_relu_dropout_defaults",
+        FFInPlaceDropout,
+        "correct",
+        "uses nn.ReLU(inplace=True) and adds optional dropout and activation arguments",
+    ),
+    BlindCase(
+        CHECK,
+        "conv1d_kernel_one",
+        FFConv1d,
+        "correct",
+        "applies the layers' weights as kernel-size-1 conv1d over time",
+    ),
 ]

@@ -10,9 +10,22 @@ from .. import BlindCase
 CHECK = "check_greedy_decode"
 
 
-def _greedy(model, src, max_len, bos_id, eos_id, *, keep_bos=False, block_pad=True,
-            keep_eos=True, pad_after_end=True, steps_delta=0, stop_at_first_eos=False,
-            first_position=False, eval_mode=True):
+def _greedy(
+    model,
+    src,
+    max_len,
+    bos_id,
+    eos_id,
+    *,
+    keep_bos=False,
+    block_pad=True,
+    keep_eos=True,
+    pad_after_end=True,
+    steps_delta=0,
+    stop_at_first_eos=False,
+    first_position=False,
+    eval_mode=True,
+):
     """The learner's greedy search without a cache, with switches for the mistakes."""
     if eval_mode:
         model.eval()
@@ -95,7 +108,13 @@ class GreedyDecoder:
     """Wraps the search in a class; the reader passes the class itself."""
 
     def __init__(self, model, src, max_len, bos_id, eos_id):
-        self.model, self.src, self.max_len, self.bos_id, self.eos_id = model, src, max_len, bos_id, eos_id
+        self.model, self.src, self.max_len, self.bos_id, self.eos_id = (
+            model,
+            src,
+            max_len,
+            bos_id,
+            eos_id,
+        )
 
     def run(self) -> Tensor:
         return _greedy(self.model, self.src, self.max_len, self.bos_id, self.eos_id)
@@ -150,28 +169,88 @@ def gd_python_lists(model, src, max_len, bos_id, eos_id, pad_id=None):
 
 
 CASES = [
-    BlindCase(CHECK, "keeps_bos", gd_keeps_bos, "mistake",
-              "returns the tokens with the BOS column still in front"),
-    BlindCase(CHECK, "pad_can_be_chosen", gd_pad_allowed, "mistake",
-              "takes the argmax over the whole vocabulary, so PAD can be generated"),
-    BlindCase(CHECK, "eos_not_kept", gd_eos_dropped, "mistake",
-              "writes PAD instead of the EOS token when a sentence ends"),
-    BlindCase(CHECK, "no_padding_after_end", gd_continues_after_eos, "mistake",
-              "keeps appending argmax tokens to a sentence after its EOS instead of PAD"),
-    BlindCase(CHECK, "one_step_short", gd_one_step_short, "mistake",
-              "loops range(max_len - 1), so at most max_len - 1 tokens are generated"),
-    BlindCase(CHECK, "batch_stops_at_first_eos", gd_batch_stops_at_first_eos, "mistake",
-              "stops the whole batch as soon as any sentence produces EOS"),
-    BlindCase(CHECK, "logits_of_first_position", gd_logits_of_first_position, "mistake",
-              "takes the logits at position 0 ([:, 0]) instead of the last position"),
-    BlindCase(CHECK, "no_eval_mode", gd_no_eval, "mistake",
-              "never calls model.eval(), so dropout stays on while decoding"),
-    BlindCase(CHECK, "samples_instead_of_argmax", gd_softmax_sample, "mistake",
-              "samples the next token from the softmax instead of taking the argmax"),
-    BlindCase(CHECK, "slip_class_instead_of_function", GreedyDecoder, "mistake",
-              "passes a GreedyDecoder class whose run() method does the search, instead of a function"),
-    BlindCase(CHECK, "kv_cache_shrinking_batch", gd_cached_shrinking_batch, "correct",
-              "uses model.new_cache(), feeds one token per step and drops finished sentences with cache.reorder"),
-    BlindCase(CHECK, "one_sentence_at_a_time_lists", gd_python_lists, "correct",
-              "decodes each sentence alone with Python lists and pads the results at the end, with an optional pad_id"),
+    BlindCase(
+        CHECK,
+        "keeps_bos",
+        gd_keeps_bos,
+        "mistake",
+        "returns the tokens with the BOS column still in front",
+    ),
+    BlindCase(
+        CHECK,
+        "pad_can_be_chosen",
+        gd_pad_allowed,
+        "mistake",
+        "takes the argmax over the whole vocabulary, so PAD can be generated",
+    ),
+    BlindCase(
+        CHECK,
+        "eos_not_kept",
+        gd_eos_dropped,
+        "mistake",
+        "writes PAD instead of the EOS token when a sentence ends",
+    ),
+    BlindCase(
+        CHECK,
+        "no_padding_after_end",
+        gd_continues_after_eos,
+        "mistake",
+        "keeps appending argmax tokens to a sentence after its EOS instead of PAD",
+    ),
+    BlindCase(
+        CHECK,
+        "one_step_short",
+        gd_one_step_short,
+        "mistake",
+        "loops range(max_len - 1), so at most max_len - 1 tokens are generated",
+    ),
+    BlindCase(
+        CHECK,
+        "batch_stops_at_first_eos",
+        gd_batch_stops_at_first_eos,
+        "mistake",
+        "stops the whole batch as soon as any sentence produces EOS",
+    ),
+    BlindCase(
+        CHECK,
+        "logits_of_first_position",
+        gd_logits_of_first_position,
+        "mistake",
+        "takes the logits at position 0 ([:, 0]) instead of the last position",
+    ),
+    BlindCase(
+        CHECK,
+        "no_eval_mode",
+        gd_no_eval,
+        "mistake",
+        "never calls model.eval(), so dropout stays on while decoding",
+    ),
+    BlindCase(
+        CHECK,
+        "samples_instead_of_argmax",
+        gd_softmax_sample,
+        "mistake",
+        "samples the next token from the softmax instead of taking the argmax",
+    ),
+    BlindCase(
+        CHECK,
+        "slip_class_instead_of_function",
+        GreedyDecoder,
+        "mistake",
+        "passes a GreedyDecoder class whose run() method does the search, instead of a function",
+    ),
+    BlindCase(
+        CHECK,
+        "kv_cache_shrinking_batch",
+        gd_cached_shrinking_batch,
+        "correct",
+        "uses model.new_cache(), feeds one token per step and drops finished sentences with cache.reorder",
+    ),
+    BlindCase(
+        CHECK,
+        "one_sentence_at_a_time_lists",
+        gd_python_lists,
+        "correct",
+        "decodes each sentence alone with Python lists and pads the results at the end, with an optional pad_id",
+    ),
 ]

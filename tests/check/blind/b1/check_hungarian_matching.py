@@ -45,7 +45,9 @@ def hm_argmin_per_query(logits, boxes, target_labels, target_boxes):
 
 
 def hm_swapped(logits, boxes, target_labels, target_boxes):
-    rows, cols = linear_sum_assignment(_cost(logits, boxes, target_labels, target_boxes).detach().numpy())
+    rows, cols = linear_sum_assignment(
+        _cost(logits, boxes, target_labels, target_boxes).detach().numpy()
+    )
     return _as_tensors(cols, rows)
 
 
@@ -67,7 +69,9 @@ def hm_softmax_over_queries(logits, boxes, target_labels, target_boxes):
 
 
 def hm_box_weight_on_class(logits, boxes, target_labels, target_boxes):
-    cost = -5 * logits.softmax(-1)[:, target_labels] + torch.cdist(boxes, target_boxes, p=1)  # weights swapped
+    cost = -5 * logits.softmax(-1)[:, target_labels] + torch.cdist(
+        boxes, target_boxes, p=1
+    )  # weights swapped
     return _as_tensors(*linear_sum_assignment(cost.detach().numpy()))
 
 
@@ -77,7 +81,9 @@ def hm_raw_logits(logits, boxes, target_labels, target_boxes):
 
 
 def hm_stacked_pairs(logits, boxes, target_labels, target_boxes):
-    rows, cols = linear_sum_assignment(_cost(logits, boxes, target_labels, target_boxes).detach().numpy())
+    rows, cols = linear_sum_assignment(
+        _cost(logits, boxes, target_labels, target_boxes).detach().numpy()
+    )
     return torch.stack(_as_tensors(rows, cols), dim=1)  # one (M, 2) tensor
 
 
@@ -95,8 +101,10 @@ def hm_brute_force(logits: Tensor, boxes: Tensor, target_labels: Tensor, target_
         if total < best_total:
             best, best_total = queries, total
     pairs = sorted(zip(best, range(M)))
-    return (torch.tensor([p[0] for p in pairs], dtype=torch.long),
-            torch.tensor([p[1] for p in pairs], dtype=torch.long))
+    return (
+        torch.tensor([p[0] for p in pairs], dtype=torch.long),
+        torch.tensor([p[1] for p in pairs], dtype=torch.long),
+    )
 
 
 def hm_by_target_order(logits, boxes, target_labels, target_boxes, box_weight: float = 5.0):
@@ -108,28 +116,88 @@ def hm_by_target_order(logits, boxes, target_labels, target_boxes, box_weight: f
 
 
 CASES = [
-    BlindCase(CHECK, "greedy_matching", hm_greedy, "mistake",
-              "matches greedily: each object in turn takes the cheapest query still free"),
-    BlindCase(CHECK, "maximizes_cost", hm_maximize, "mistake",
-              "calls linear_sum_assignment with maximize=True, taking the largest cost"),
-    BlindCase(CHECK, "argmin_per_query", hm_argmin_per_query, "mistake",
-              "gives every query its cheapest object with argmin, not a one-to-one matching"),
-    BlindCase(CHECK, "indices_swapped", hm_swapped, "mistake",
-              "returns (target_index, query_index) instead of (query_index, target_index)"),
-    BlindCase(CHECK, "log_prob_class_cost", hm_log_prob_cost, "mistake",
-              "uses -log p instead of -p as the class cost"),
-    BlindCase(CHECK, "euclidean_box_cost", hm_l2_box_cost, "mistake",
-              "uses the Euclidean distance between boxes instead of L1"),
-    BlindCase(CHECK, "softmax_over_queries", hm_softmax_over_queries, "mistake",
-              "takes the softmax of the logits over dim=0, the queries, instead of the classes"),
-    BlindCase(CHECK, "weights_swapped", hm_box_weight_on_class, "mistake",
-              "puts the weight 5 on the class cost and 1 on the box cost"),
-    BlindCase(CHECK, "logits_not_probabilities", hm_raw_logits, "mistake",
-              "uses the raw logit of the object's class instead of its softmax probability"),
-    BlindCase(CHECK, "slip_one_stacked_tensor", hm_stacked_pairs, "mistake",
-              "returns one (M, 2) tensor of pairs instead of two index tensors"),
-    BlindCase(CHECK, "brute_force_permutations", hm_brute_force, "correct",
-              "builds the cost with loops and tries every assignment with itertools.permutations"),
-    BlindCase(CHECK, "objects_as_rows_target_order", hm_by_target_order, "correct",
-              "runs linear_sum_assignment on the transposed (M, Q) cost and returns the pairs in object order, with an optional box_weight"),
+    BlindCase(
+        CHECK,
+        "greedy_matching",
+        hm_greedy,
+        "mistake",
+        "matches greedily: each object in turn takes the cheapest query still free",
+    ),
+    BlindCase(
+        CHECK,
+        "maximizes_cost",
+        hm_maximize,
+        "mistake",
+        "calls linear_sum_assignment with maximize=True, taking the largest cost",
+    ),
+    BlindCase(
+        CHECK,
+        "argmin_per_query",
+        hm_argmin_per_query,
+        "mistake",
+        "gives every query its cheapest object with argmin, not a one-to-one matching",
+    ),
+    BlindCase(
+        CHECK,
+        "indices_swapped",
+        hm_swapped,
+        "mistake",
+        "returns (target_index, query_index) instead of (query_index, target_index)",
+    ),
+    BlindCase(
+        CHECK,
+        "log_prob_class_cost",
+        hm_log_prob_cost,
+        "mistake",
+        "uses -log p instead of -p as the class cost",
+    ),
+    BlindCase(
+        CHECK,
+        "euclidean_box_cost",
+        hm_l2_box_cost,
+        "mistake",
+        "uses the Euclidean distance between boxes instead of L1",
+    ),
+    BlindCase(
+        CHECK,
+        "softmax_over_queries",
+        hm_softmax_over_queries,
+        "mistake",
+        "takes the softmax of the logits over dim=0, the queries, instead of the classes",
+    ),
+    BlindCase(
+        CHECK,
+        "weights_swapped",
+        hm_box_weight_on_class,
+        "mistake",
+        "puts the weight 5 on the class cost and 1 on the box cost",
+    ),
+    BlindCase(
+        CHECK,
+        "logits_not_probabilities",
+        hm_raw_logits,
+        "mistake",
+        "uses the raw logit of the object's class instead of its softmax probability",
+    ),
+    BlindCase(
+        CHECK,
+        "slip_one_stacked_tensor",
+        hm_stacked_pairs,
+        "mistake",
+        "returns one (M, 2) tensor of pairs instead of two index tensors",
+    ),
+    BlindCase(
+        CHECK,
+        "brute_force_permutations",
+        hm_brute_force,
+        "correct",
+        "builds the cost with loops and tries every assignment with itertools.permutations",
+    ),
+    BlindCase(
+        CHECK,
+        "objects_as_rows_target_order",
+        hm_by_target_order,
+        "correct",
+        "runs linear_sum_assignment on the transposed (M, Q) cost and returns the pairs in object order, with an optional box_weight",
+    ),
 ]

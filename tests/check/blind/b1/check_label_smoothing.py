@@ -77,10 +77,14 @@ class LSNoGatherMaskGrad(_Base):
         logp = F.log_softmax(logits, -1)
         keep = target != PAD_ID
         dist = torch.full_like(logp, self.smoothing / V)
-        dist.scatter_add_(-1, target.unsqueeze(-1), torch.full_like(logp[..., :1], 1 - self.smoothing))
+        dist.scatter_add_(
+            -1, target.unsqueeze(-1), torch.full_like(logp[..., :1], 1 - self.smoothing)
+        )
         loss = -(dist * logp).sum(-1)
         n = keep.sum()
-        return loss.sum() / n - (loss * ~keep).sum().detach() / n  # value right, padding still gets gradient
+        return (
+            loss.sum() / n - (loss * ~keep).sum().detach() / n
+        )  # value right, padding still gets gradient
 
 
 class LSSmoothingOnCorrectOnly(_Base):
@@ -93,8 +97,9 @@ class LSSmoothingOnCorrectOnly(_Base):
 
 class LSArgsSwapped(_Base):
     def forward(self, target, logits):  # arguments in the order of a metric (y_true, y_pred)
-        return F.cross_entropy(logits.transpose(1, 2), target, ignore_index=PAD_ID,
-                               label_smoothing=self.smoothing)
+        return F.cross_entropy(
+            logits.transpose(1, 2), target, ignore_index=PAD_ID, label_smoothing=self.smoothing
+        )
 
 
 class LSTorchBuiltin(nn.Module):
@@ -117,26 +122,81 @@ class LSOneHotDistribution(_Base):
 
 
 CASES = [
-    BlindCase(CHECK, "padding_in_mean", LSPaddingCounted, "mistake",
-              "averages the smoothed loss over every position, padding included"),
-    BlindCase(CHECK, "spread_over_v_minus_1", LSSpreadOverWrong, "mistake",
-              "puts smoothing / (V - 1) on the wrong tokens and 1 - smoothing on the right one"),
-    BlindCase(CHECK, "mean_over_sentences", LSMeanOverSentences, "mistake",
-              "averages each sentence's tokens first, then the sentences"),
-    BlindCase(CHECK, "uniform_term_summed", LSSumUniform, "mistake",
-              "sums the log-probabilities over V for the uniform part instead of averaging them"),
-    BlindCase(CHECK, "no_smoothing", LSNoSmoothingUsed, "mistake",
-              "stores smoothing but returns the plain cross-entropy"),
-    BlindCase(CHECK, "extra_division_by_batch", LSLogOfSoftmaxOfSmoothedLogits, "mistake",
-              "builds the smoothed one-hot target right but divides the token mean by the batch size again"),
-    BlindCase(CHECK, "padding_gets_gradient", LSNoGatherMaskGrad, "mistake",
-              "subtracts the padding's loss detached, so the value is right but padding positions still get a gradient"),
-    BlindCase(CHECK, "uniform_term_dropped", LSSmoothingOnCorrectOnly, "mistake",
-              "scales the true token's loss by (1 - smoothing) and leaves out the smoothing term"),
-    BlindCase(CHECK, "slip_forward_target_first", LSArgsSwapped, "mistake",
-              "writes forward(target, logits), the arguments in the other order"),
-    BlindCase(CHECK, "cross_entropy_label_smoothing", LSTorchBuiltin, "correct",
-              "wraps nn.CrossEntropyLoss(ignore_index=PAD_ID, label_smoothing=smoothing) on flattened tensors"),
-    BlindCase(CHECK, "select_real_then_distribution", LSOneHotDistribution, "correct",
-              "selects the real positions first, builds the smoothed distribution by indexing, and divides by their count"),
+    BlindCase(
+        CHECK,
+        "padding_in_mean",
+        LSPaddingCounted,
+        "mistake",
+        "averages the smoothed loss over every position, padding included",
+    ),
+    BlindCase(
+        CHECK,
+        "spread_over_v_minus_1",
+        LSSpreadOverWrong,
+        "mistake",
+        "puts smoothing / (V - 1) on the wrong tokens and 1 - smoothing on the right one",
+    ),
+    BlindCase(
+        CHECK,
+        "mean_over_sentences",
+        LSMeanOverSentences,
+        "mistake",
+        "averages each sentence's tokens first, then the sentences",
+    ),
+    BlindCase(
+        CHECK,
+        "uniform_term_summed",
+        LSSumUniform,
+        "mistake",
+        "sums the log-probabilities over V for the uniform part instead of averaging them",
+    ),
+    BlindCase(
+        CHECK,
+        "no_smoothing",
+        LSNoSmoothingUsed,
+        "mistake",
+        "stores smoothing but returns the plain cross-entropy",
+    ),
+    BlindCase(
+        CHECK,
+        "extra_division_by_batch",
+        LSLogOfSoftmaxOfSmoothedLogits,
+        "mistake",
+        "builds the smoothed one-hot target right but divides the token mean by the batch size again",
+    ),
+    BlindCase(
+        CHECK,
+        "padding_gets_gradient",
+        LSNoGatherMaskGrad,
+        "mistake",
+        "subtracts the padding's loss detached, so the value is right but padding positions still get a gradient",
+    ),
+    BlindCase(
+        CHECK,
+        "uniform_term_dropped",
+        LSSmoothingOnCorrectOnly,
+        "mistake",
+        "scales the true token's loss by (1 - smoothing) and leaves out the smoothing term",
+    ),
+    BlindCase(
+        CHECK,
+        "slip_forward_target_first",
+        LSArgsSwapped,
+        "mistake",
+        "writes forward(target, logits), the arguments in the other order",
+    ),
+    BlindCase(
+        CHECK,
+        "cross_entropy_label_smoothing",
+        LSTorchBuiltin,
+        "correct",
+        "wraps nn.CrossEntropyLoss(ignore_index=PAD_ID, label_smoothing=smoothing) on flattened tensors",
+    ),
+    BlindCase(
+        CHECK,
+        "select_real_then_distribution",
+        LSOneHotDistribution,
+        "correct",
+        "selects the real positions first, builds the smoothed distribution by indexing, and divides by their count",
+    ),
 ]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import Tensor
 
@@ -22,7 +20,7 @@ def nw_abs_distance(queries, keys, values, width=1.0):
 
 
 def nw_width_outside_square(queries, keys, values, width=1.0):
-    w = torch.softmax(-(_diff(queries, keys) / 2 * width) ** 2, dim=-1)  # precedence slip
+    w = torch.softmax(-((_diff(queries, keys) / 2 * width) ** 2), dim=-1)  # precedence slip
     return (w * values).sum(-1), w
 
 
@@ -65,8 +63,9 @@ def nw_returns_prediction_only(queries, keys, values, width=1.0):
     return (w * values).sum(-1)
 
 
-def nw_expand_and_einsum(queries: Tensor, keys: Tensor, values: Tensor,
-                         width: float | Tensor = 1.0) -> tuple[Tensor, Tensor]:
+def nw_expand_and_einsum(
+    queries: Tensor, keys: Tensor, values: Tensor, width: float | Tensor = 1.0
+) -> tuple[Tensor, Tensor]:
     T_q = queries.shape[0]
     if keys.dim() == 1:
         keys, values = keys.expand(T_q, -1), values.expand(T_q, -1)
@@ -94,28 +93,88 @@ def nw_loop(queries, keys, values, width=1.0):
 
 
 CASES = [
-    BlindCase(CHECK, "absolute_distance", nw_abs_distance, "mistake",
-              "uses |q - k| instead of (q - k)^2 in the score"),
-    BlindCase(CHECK, "precedence_width_multiplies", nw_width_outside_square, "mistake",
-              "writes -((q - k) / 2 * width)^2, so the width multiplies the distance and the 2 is squared"),
-    BlindCase(CHECK, "softmax_over_queries_by_transpose", nw_broadcast_wrong, "mistake",
-              "builds the differences as (T_k, T_q) and takes the softmax over the last axis, i.e. over the queries"),
-    BlindCase(CHECK, "softmax_dim0", nw_softmax_dim0_per_query_ok, "mistake",
-              "takes the softmax over dim=0 (the queries) instead of over the keys"),
-    BlindCase(CHECK, "width_cast_to_float", nw_float_width, "mistake",
-              "converts the width with float(width), which cuts it out of autograd"),
-    BlindCase(CHECK, "normalised_over_everything", nw_normalized_exp_no_max, "mistake",
-              "exponentiates the scores and divides by the sum over the whole matrix instead of per query"),
-    BlindCase(CHECK, "width_not_squared", nw_width_sqrt2, "mistake",
-              "divides by 2 * width instead of 2 * width^2"),
-    BlindCase(CHECK, "matmul_breaks_per_query_keys", nw_matmul_shared_only, "mistake",
-              "uses weights @ values, which is a matrix product (wrong) when values come one row per query"),
-    BlindCase(CHECK, "slip_returns_only_predictions", nw_returns_prediction_only, "mistake",
-              "returns only the predictions, not the pair (predictions, weights)"),
-    BlindCase(CHECK, "expand_and_einsum", nw_expand_and_einsum, "correct",
-              "expands shared keys to one row per query, writes the score as -0.5*((q-k)/width)^2 and sums with einsum"),
-    BlindCase(CHECK, "logsumexp_softmax", nw_logsumexp, "correct",
-              "normalises the scores by hand with logsumexp instead of torch.softmax"),
-    BlindCase(CHECK, "loop_over_queries", nw_loop, "correct",
-              "loops over the queries, taking each query's row of keys when there is one"),
+    BlindCase(
+        CHECK,
+        "absolute_distance",
+        nw_abs_distance,
+        "mistake",
+        "uses |q - k| instead of (q - k)^2 in the score",
+    ),
+    BlindCase(
+        CHECK,
+        "precedence_width_multiplies",
+        nw_width_outside_square,
+        "mistake",
+        "writes -((q - k) / 2 * width)^2, so the width multiplies the distance and the 2 is squared",
+    ),
+    BlindCase(
+        CHECK,
+        "softmax_over_queries_by_transpose",
+        nw_broadcast_wrong,
+        "mistake",
+        "builds the differences as (T_k, T_q) and takes the softmax over the last axis, i.e. over the queries",
+    ),
+    BlindCase(
+        CHECK,
+        "softmax_dim0",
+        nw_softmax_dim0_per_query_ok,
+        "mistake",
+        "takes the softmax over dim=0 (the queries) instead of over the keys",
+    ),
+    BlindCase(
+        CHECK,
+        "width_cast_to_float",
+        nw_float_width,
+        "mistake",
+        "converts the width with float(width), which cuts it out of autograd",
+    ),
+    BlindCase(
+        CHECK,
+        "normalised_over_everything",
+        nw_normalized_exp_no_max,
+        "mistake",
+        "exponentiates the scores and divides by the sum over the whole matrix instead of per query",
+    ),
+    BlindCase(
+        CHECK,
+        "width_not_squared",
+        nw_width_sqrt2,
+        "mistake",
+        "divides by 2 * width instead of 2 * width^2",
+    ),
+    BlindCase(
+        CHECK,
+        "matmul_breaks_per_query_keys",
+        nw_matmul_shared_only,
+        "mistake",
+        "uses weights @ values, which is a matrix product (wrong) when values come one row per query",
+    ),
+    BlindCase(
+        CHECK,
+        "slip_returns_only_predictions",
+        nw_returns_prediction_only,
+        "mistake",
+        "returns only the predictions, not the pair (predictions, weights)",
+    ),
+    BlindCase(
+        CHECK,
+        "expand_and_einsum",
+        nw_expand_and_einsum,
+        "correct",
+        "expands shared keys to one row per query, writes the score as -0.5*((q-k)/width)^2 and sums with einsum",
+    ),
+    BlindCase(
+        CHECK,
+        "logsumexp_softmax",
+        nw_logsumexp,
+        "correct",
+        "normalises the scores by hand with logsumexp instead of torch.softmax",
+    ),
+    BlindCase(
+        CHECK,
+        "loop_over_queries",
+        nw_loop,
+        "correct",
+        "loops over the queries, taking each query's row of keys when there is one",
+    ),
 ]

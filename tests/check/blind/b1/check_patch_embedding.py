@@ -107,7 +107,9 @@ class PEUnfold(nn.Module):
         self.proj = nn.Linear(in_channels * patch_size**2, d_model)
 
     def forward(self, images: Tensor) -> Tensor:
-        cols = F.unfold(images, kernel_size=self.patch_size, stride=self.patch_size)  # (B, C*P*P, N)
+        cols = F.unfold(
+            images, kernel_size=self.patch_size, stride=self.patch_size
+        )  # (B, C*P*P, N)
         return self.proj(cols.transpose(1, 2))
 
 
@@ -120,28 +122,88 @@ class PETensorUnfold(_Linear):
 
 
 CASES = [
-    BlindCase(CHECK, "flattened_channel_last", PEChannelLast, "mistake",
-              "flattens each patch channel-last (rows, columns, then C) instead of channel-first"),
-    BlindCase(CHECK, "grid_column_by_column", PEColumnMajor, "mistake",
-              "orders the patches column by column instead of row by row"),
-    BlindCase(CHECK, "patch_rows_cols_swapped", PERowsColsSwapped, "mistake",
-              "swaps a patch's rows and columns when flattening it"),
-    BlindCase(CHECK, "conv_without_stride", PEConvNoStride, "mistake",
-              "uses nn.Conv2d with kernel_size=P but forgets stride=P, so the patches overlap"),
-    BlindCase(CHECK, "conv_without_bias", PENoBias, "mistake",
-              "creates the Conv2d projection with bias=False"),
-    BlindCase(CHECK, "reshape_without_permute", PEReshapeNoPermute, "mistake",
-              "reshapes the images straight to (B, N, C*P*P) without moving the axes"),
-    BlindCase(CHECK, "conv_map_reshaped_not_transposed", PEConvReshapeNotTranspose, "mistake",
-              "reshapes the conv output (B, D, h, w) to (B, N, D) instead of flattening and transposing it"),
-    BlindCase(CHECK, "returns_d_before_n", PEPermuteHW, "mistake",
-              "returns the embeddings transposed, as (B, D, N)"),
-    BlindCase(CHECK, "slip_forward_named_embed", PEForwardMisnamed, "mistake",
-              "names the method embed instead of forward, so calling the module fails"),
-    BlindCase(CHECK, "conv2d_flatten_transpose", PEConv, "correct",
-              "uses nn.Conv2d with kernel and stride P, then flatten(2).transpose(1, 2)"),
-    BlindCase(CHECK, "F_unfold_linear", PEUnfold, "correct",
-              "cuts the patches with F.unfold and applies nn.Linear"),
-    BlindCase(CHECK, "tensor_unfold_twice", PETensorUnfold, "correct",
-              "cuts the patches with Tensor.unfold on the height and width axes, then permutes and flattens"),
+    BlindCase(
+        CHECK,
+        "flattened_channel_last",
+        PEChannelLast,
+        "mistake",
+        "flattens each patch channel-last (rows, columns, then C) instead of channel-first",
+    ),
+    BlindCase(
+        CHECK,
+        "grid_column_by_column",
+        PEColumnMajor,
+        "mistake",
+        "orders the patches column by column instead of row by row",
+    ),
+    BlindCase(
+        CHECK,
+        "patch_rows_cols_swapped",
+        PERowsColsSwapped,
+        "mistake",
+        "swaps a patch's rows and columns when flattening it",
+    ),
+    BlindCase(
+        CHECK,
+        "conv_without_stride",
+        PEConvNoStride,
+        "mistake",
+        "uses nn.Conv2d with kernel_size=P but forgets stride=P, so the patches overlap",
+    ),
+    BlindCase(
+        CHECK,
+        "conv_without_bias",
+        PENoBias,
+        "mistake",
+        "creates the Conv2d projection with bias=False",
+    ),
+    BlindCase(
+        CHECK,
+        "reshape_without_permute",
+        PEReshapeNoPermute,
+        "mistake",
+        "reshapes the images straight to (B, N, C*P*P) without moving the axes",
+    ),
+    BlindCase(
+        CHECK,
+        "conv_map_reshaped_not_transposed",
+        PEConvReshapeNotTranspose,
+        "mistake",
+        "reshapes the conv output (B, D, h, w) to (B, N, D) instead of flattening and transposing it",
+    ),
+    BlindCase(
+        CHECK,
+        "returns_d_before_n",
+        PEPermuteHW,
+        "mistake",
+        "returns the embeddings transposed, as (B, D, N)",
+    ),
+    BlindCase(
+        CHECK,
+        "slip_forward_named_embed",
+        PEForwardMisnamed,
+        "mistake",
+        "names the method embed instead of forward, so calling the module fails",
+    ),
+    BlindCase(
+        CHECK,
+        "conv2d_flatten_transpose",
+        PEConv,
+        "correct",
+        "uses nn.Conv2d with kernel and stride P, then flatten(2).transpose(1, 2)",
+    ),
+    BlindCase(
+        CHECK,
+        "F_unfold_linear",
+        PEUnfold,
+        "correct",
+        "cuts the patches with F.unfold and applies nn.Linear",
+    ),
+    BlindCase(
+        CHECK,
+        "tensor_unfold_twice",
+        PETensorUnfold,
+        "correct",
+        "cuts the patches with Tensor.unfold on the height and width axes, then permutes and flattens",
+    ),
 ]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -105,28 +103,80 @@ class RNNTanhByExp(_Base):
 
 
 CASES = [
-    BlindCase(CHECK, "relu_instead_of_tanh", RNNReLU, "mistake",
-              "applies ReLU to the sum instead of tanh"),
-    BlindCase(CHECK, "sigmoid_instead_of_tanh", RNNSigmoid, "mistake",
-              "applies a sigmoid to the sum instead of tanh"),
-    BlindCase(CHECK, "tanh_only_on_input", RNNTanhOnInputOnly, "mistake",
-              "puts the tanh around in_proj(x) only and adds state_proj(s_prev) outside it"),
-    BlindCase(CHECK, "no_bias", RNNNoBias, "mistake",
-              "builds in_proj with bias=False, so the cell has no bias b"),
-    BlindCase(CHECK, "state_weight_transposed", RNNTransposedStateWeight, "mistake",
-              "multiplies s_prev by state_proj.weight without transposing it (uses W_s^T)"),
-    BlindCase(CHECK, "tanh_of_previous_state", RNNStateTanhedTwice, "mistake",
-              "squashes the previous state with tanh again before projecting it"),
-    BlindCase(CHECK, "averages_the_two_terms", RNNAveraged, "mistake",
-              "divides the sum of the two projections by 2 before the tanh"),
-    BlindCase(CHECK, "bias_on_state_proj", RNNBiasOnState, "mistake",
-              "leaves the default bias on state_proj too, so there are two biases"),
-    BlindCase(CHECK, "slip_returns_output_and_state", RNNReturnsPair, "mistake",
-              "returns the pair (output, state) like nn.RNN instead of just the new state"),
-    BlindCase(CHECK, "functional_linear", RNNFunctional, "correct",
-              "calls F.linear with the layers' weights instead of calling the layers"),
-    BlindCase(CHECK, "explicit_matmul_optional_state", RNNExplicitMatmul, "correct",
-              "writes the matrix products with .T by hand and takes optional s_prev and nonlinearity arguments"),
-    BlindCase(CHECK, "tanh_from_sigmoid", RNNTanhByExp, "correct",
-              "computes tanh as 2*sigmoid(2z) - 1"),
+    BlindCase(
+        CHECK, "relu_instead_of_tanh", RNNReLU, "mistake", "applies ReLU to the sum instead of tanh"
+    ),
+    BlindCase(
+        CHECK,
+        "sigmoid_instead_of_tanh",
+        RNNSigmoid,
+        "mistake",
+        "applies a sigmoid to the sum instead of tanh",
+    ),
+    BlindCase(
+        CHECK,
+        "tanh_only_on_input",
+        RNNTanhOnInputOnly,
+        "mistake",
+        "puts the tanh around in_proj(x) only and adds state_proj(s_prev) outside it",
+    ),
+    BlindCase(
+        CHECK,
+        "no_bias",
+        RNNNoBias,
+        "mistake",
+        "builds in_proj with bias=False, so the cell has no bias b",
+    ),
+    BlindCase(
+        CHECK,
+        "state_weight_transposed",
+        RNNTransposedStateWeight,
+        "mistake",
+        "multiplies s_prev by state_proj.weight without transposing it (uses W_s^T)",
+    ),
+    BlindCase(
+        CHECK,
+        "tanh_of_previous_state",
+        RNNStateTanhedTwice,
+        "mistake",
+        "squashes the previous state with tanh again before projecting it",
+    ),
+    BlindCase(
+        CHECK,
+        "averages_the_two_terms",
+        RNNAveraged,
+        "mistake",
+        "divides the sum of the two projections by 2 before the tanh",
+    ),
+    BlindCase(
+        CHECK,
+        "bias_on_state_proj",
+        RNNBiasOnState,
+        "mistake",
+        "leaves the default bias on state_proj too, so there are two biases",
+    ),
+    BlindCase(
+        CHECK,
+        "slip_returns_output_and_state",
+        RNNReturnsPair,
+        "mistake",
+        "returns the pair (output, state) like nn.RNN instead of just the new state",
+    ),
+    BlindCase(
+        CHECK,
+        "functional_linear",
+        RNNFunctional,
+        "correct",
+        "calls F.linear with the layers' weights instead of calling the layers",
+    ),
+    BlindCase(
+        CHECK,
+        "explicit_matmul_optional_state",
+        RNNExplicitMatmul,
+        "correct",
+        "writes the matrix products with .T by hand and takes optional s_prev and nonlinearity arguments",
+    ),
+    BlindCase(
+        CHECK, "tanh_from_sigmoid", RNNTanhByExp, "correct", "computes tanh as 2*sigmoid(2z) - 1"
+    ),
 ]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
 from transformer_tutorial.attention import masked_softmax
@@ -71,7 +70,9 @@ class SAMaskInverted(_Base):
         q, k, v = self.qkv(x)
         scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
         if mask is not None:
-            scores = scores.masked_fill(mask, float("-inf"))  # True = blocked, as in nn.MultiheadAttention
+            scores = scores.masked_fill(
+                mask, float("-inf")
+            )  # True = blocked, as in nn.MultiheadAttention
         w = torch.softmax(scores, dim=-1)
         return w @ v, w
 
@@ -126,8 +127,16 @@ class SALinearNoBias(nn.Module):
 
     def forward(self, x: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
         q, k, v = self.W_q(x), self.W_k(x), self.W_v(x)
-        scores = torch.baddbmm(q.new_zeros(q.shape[0], q.shape[1], k.shape[1]), q, k.transpose(1, 2), alpha=1 / math.sqrt(q.size(-1))) \
-            if q.dim() == 3 else q @ k.mT / math.sqrt(q.size(-1))
+        scores = (
+            torch.baddbmm(
+                q.new_zeros(q.shape[0], q.shape[1], k.shape[1]),
+                q,
+                k.transpose(1, 2),
+                alpha=1 / math.sqrt(q.size(-1)),
+            )
+            if q.dim() == 3
+            else q @ k.mT / math.sqrt(q.size(-1))
+        )
         w = masked_softmax(scores, mask)
         return w @ v, w
 
@@ -150,32 +159,96 @@ class SAEinsumFused(_Base):
 
 
 CASES = [
-    BlindCase(CHECK, "no_scale", SANoScale, "mistake",
-              "forgets to divide the scores by sqrt(d_k)"),
-    BlindCase(CHECK, "divide_by_dk", SADivideByDk, "mistake",
-              "divides the scores by d_k instead of sqrt(d_k)"),
-    BlindCase(CHECK, "keys_projected_with_Wq", SAKeyFromWq, "mistake",
-              "computes the keys with W_q (copy-paste), so queries and keys share one matrix"),
-    BlindCase(CHECK, "softmax_over_queries", SASoftmaxQueries, "mistake",
-              "takes the softmax over dim=-2, the queries, instead of the keys"),
-    BlindCase(CHECK, "scores_k_times_q", SAKeysTimesQueries, "mistake",
-              "computes the scores as K Q^T instead of Q K^T, so rows are keys"),
-    BlindCase(CHECK, "mask_polarity_true_blocks", SAMaskInverted, "mistake",
-              "fills -inf where the mask is True, as with nn.MultiheadAttention's polarity"),
-    BlindCase(CHECK, "scale_sqrt_dv", SAScaleDv, "mistake",
-              "divides the scores by sqrt(d_v) instead of sqrt(d_k)"),
-    BlindCase(CHECK, "weights_returned_transposed", SAWeightsTransposedOut, "mistake",
-              "returns the attention weights transposed (row = key) although the output is right"),
-    BlindCase(CHECK, "mask_ignored", SAMaskIgnored, "mistake",
-              "takes a mask argument but never applies it"),
-    BlindCase(CHECK, "linear_layers_with_bias", SALinearWithBias, "mistake",
-              "uses nn.Linear projections but leaves their bias on"),
-    BlindCase(CHECK, "slip_instance_not_class", SALinearNoBias(6, 3, 5), "mistake",
-              "passes an instance MySelfAttention(6, 3, 5) instead of the class itself"),
-    BlindCase(CHECK, "slip_forward_returns_only_out", SAForwardReturnsOut, "mistake",
-              "returns only the output from forward, not the pair (out, weights)"),
-    BlindCase(CHECK, "linear_no_bias_baddbmm", SALinearNoBias, "correct",
-              "uses bias-free nn.Linear layers and computes the scaled scores with torch.baddbmm"),
-    BlindCase(CHECK, "einsum_with_return_weights_flag", SAEinsumFused, "correct",
-              "writes every product with einsum, masks itself, and takes an optional return_weights=True flag"),
+    BlindCase(CHECK, "no_scale", SANoScale, "mistake", "forgets to divide the scores by sqrt(d_k)"),
+    BlindCase(
+        CHECK,
+        "divide_by_dk",
+        SADivideByDk,
+        "mistake",
+        "divides the scores by d_k instead of sqrt(d_k)",
+    ),
+    BlindCase(
+        CHECK,
+        "keys_projected_with_Wq",
+        SAKeyFromWq,
+        "mistake",
+        "computes the keys with W_q (copy-paste), so queries and keys share one matrix",
+    ),
+    BlindCase(
+        CHECK,
+        "softmax_over_queries",
+        SASoftmaxQueries,
+        "mistake",
+        "takes the softmax over dim=-2, the queries, instead of the keys",
+    ),
+    BlindCase(
+        CHECK,
+        "scores_k_times_q",
+        SAKeysTimesQueries,
+        "mistake",
+        "computes the scores as K Q^T instead of Q K^T, so rows are keys",
+    ),
+    BlindCase(
+        CHECK,
+        "mask_polarity_true_blocks",
+        SAMaskInverted,
+        "mistake",
+        "fills -inf where the mask is True, as with nn.MultiheadAttention's polarity",
+    ),
+    BlindCase(
+        CHECK,
+        "scale_sqrt_dv",
+        SAScaleDv,
+        "mistake",
+        "divides the scores by sqrt(d_v) instead of sqrt(d_k)",
+    ),
+    BlindCase(
+        CHECK,
+        "weights_returned_transposed",
+        SAWeightsTransposedOut,
+        "mistake",
+        "returns the attention weights transposed (row = key) although the output is right",
+    ),
+    BlindCase(
+        CHECK,
+        "mask_ignored",
+        SAMaskIgnored,
+        "mistake",
+        "takes a mask argument but never applies it",
+    ),
+    BlindCase(
+        CHECK,
+        "linear_layers_with_bias",
+        SALinearWithBias,
+        "mistake",
+        "uses nn.Linear projections but leaves their bias on",
+    ),
+    BlindCase(
+        CHECK,
+        "slip_instance_not_class",
+        SALinearNoBias(6, 3, 5),
+        "mistake",
+        "passes an instance MySelfAttention(6, 3, 5) instead of the class itself",
+    ),
+    BlindCase(
+        CHECK,
+        "slip_forward_returns_only_out",
+        SAForwardReturnsOut,
+        "mistake",
+        "returns only the output from forward, not the pair (out, weights)",
+    ),
+    BlindCase(
+        CHECK,
+        "linear_no_bias_baddbmm",
+        SALinearNoBias,
+        "correct",
+        "uses bias-free nn.Linear layers and computes the scaled scores with torch.baddbmm",
+    ),
+    BlindCase(
+        CHECK,
+        "einsum_with_return_weights_flag",
+        SAEinsumFused,
+        "correct",
+        "writes every product with einsum, masks itself, and takes an optional return_weights=True flag",
+    ),
 ]

@@ -41,7 +41,9 @@ def pe_j_not_doubled(max_len, d_model):
 def pe_every_column_index(max_len, d_model):
     i = torch.arange(d_model, dtype=torch.float64)
     a = torch.arange(max_len, dtype=torch.float64)[:, None] * 10000.0 ** (-i / d_model)
-    pe = torch.where(i.long() % 2 == 0, torch.sin(a), torch.cos(a))  # exponent from the column itself
+    pe = torch.where(
+        i.long() % 2 == 0, torch.sin(a), torch.cos(a)
+    )  # exponent from the column itself
     return pe.float()
 
 
@@ -53,7 +55,9 @@ def pe_positive_exponent(max_len, d_model):
 
 def pe_halves(max_len, d_model):
     a = _angles(max_len, d_model, torch.arange(0, d_model, 2, dtype=torch.float64))
-    return torch.cat([torch.sin(a), torch.cos(a)], dim=-1).float()  # sines first half, cosines second
+    return torch.cat(
+        [torch.sin(a), torch.cos(a)], dim=-1
+    ).float()  # sines first half, cosines second
 
 
 def pe_ln_1000(max_len, d_model):
@@ -70,7 +74,9 @@ def pe_transposed(max_len, d_model):
 
 def pe_batched(max_len, d_model):
     a = _angles(max_len, d_model, torch.arange(0, d_model, 2, dtype=torch.float64))
-    return _interleave(torch.sin(a), torch.cos(a)).unsqueeze(0)  # (1, max_len, d_model) ready to add
+    return _interleave(torch.sin(a), torch.cos(a)).unsqueeze(
+        0
+    )  # (1, max_len, d_model) ready to add
 
 
 def pe_args_swapped(d_model, max_len):
@@ -99,28 +105,88 @@ def pe_float32_outer(max_len: int, d_model: int, base: float = 10000.0) -> Tenso
 
 
 CASES = [
-    BlindCase(CHECK, "sin_cos_swapped", pe_swapped, "mistake",
-              "puts the cosines in the even columns and the sines in the odd ones"),
-    BlindCase(CHECK, "positions_from_one", pe_positions_from_one, "mistake",
-              "numbers the positions from 1, so the first row is not sin(0)=0, cos(0)=1"),
-    BlindCase(CHECK, "exponent_j_not_2j", pe_j_not_doubled, "mistake",
-              "uses 10000^(-j/d) with j = 0..d/2-1 instead of 10000^(-2j/d)"),
-    BlindCase(CHECK, "exponent_from_column_index", pe_every_column_index, "mistake",
-              "uses the column index i itself in 10000^(-i/d), so the cosine of a pair gets a different frequency from its sine"),
-    BlindCase(CHECK, "positive_exponent", pe_positive_exponent, "mistake",
-              "divides the position by 10000^(-2j/d) instead of multiplying, so the frequencies grow"),
-    BlindCase(CHECK, "sines_then_cosines_halves", pe_halves, "mistake",
-              "concatenates all sines then all cosines instead of interleaving them"),
-    BlindCase(CHECK, "base_1000", pe_ln_1000, "mistake",
-              "writes exp(-ln(1000) * 2j / d), base 1000 instead of 10000"),
-    BlindCase(CHECK, "transposed_table", pe_transposed, "mistake",
-              "returns the table as (d_model, max_len)"),
-    BlindCase(CHECK, "slip_arguments_swapped", pe_args_swapped, "mistake",
-              "writes the signature as (d_model, max_len), the two arguments in the other order"),
-    BlindCase(CHECK, "adds_batch_axis", pe_batched, "mistake",
-              "returns a (1, max_len, d_model) table with a batch axis instead of (max_len, d_model)"),
-    BlindCase(CHECK, "numpy_double_loop", pe_numpy_loop, "correct",
-              "fills a NumPy array with two Python loops and math.sin/cos, then converts to float32"),
-    BlindCase(CHECK, "outer_product_base_arg", pe_float32_outer, "correct",
-              "uses torch.outer and torch.pow and takes an optional base=10000 argument"),
+    BlindCase(
+        CHECK,
+        "sin_cos_swapped",
+        pe_swapped,
+        "mistake",
+        "puts the cosines in the even columns and the sines in the odd ones",
+    ),
+    BlindCase(
+        CHECK,
+        "positions_from_one",
+        pe_positions_from_one,
+        "mistake",
+        "numbers the positions from 1, so the first row is not sin(0)=0, cos(0)=1",
+    ),
+    BlindCase(
+        CHECK,
+        "exponent_j_not_2j",
+        pe_j_not_doubled,
+        "mistake",
+        "uses 10000^(-j/d) with j = 0..d/2-1 instead of 10000^(-2j/d)",
+    ),
+    BlindCase(
+        CHECK,
+        "exponent_from_column_index",
+        pe_every_column_index,
+        "mistake",
+        "uses the column index i itself in 10000^(-i/d), so the cosine of a pair gets a different frequency from its sine",
+    ),
+    BlindCase(
+        CHECK,
+        "positive_exponent",
+        pe_positive_exponent,
+        "mistake",
+        "divides the position by 10000^(-2j/d) instead of multiplying, so the frequencies grow",
+    ),
+    BlindCase(
+        CHECK,
+        "sines_then_cosines_halves",
+        pe_halves,
+        "mistake",
+        "concatenates all sines then all cosines instead of interleaving them",
+    ),
+    BlindCase(
+        CHECK,
+        "base_1000",
+        pe_ln_1000,
+        "mistake",
+        "writes exp(-ln(1000) * 2j / d), base 1000 instead of 10000",
+    ),
+    BlindCase(
+        CHECK,
+        "transposed_table",
+        pe_transposed,
+        "mistake",
+        "returns the table as (d_model, max_len)",
+    ),
+    BlindCase(
+        CHECK,
+        "slip_arguments_swapped",
+        pe_args_swapped,
+        "mistake",
+        "writes the signature as (d_model, max_len), the two arguments in the other order",
+    ),
+    BlindCase(
+        CHECK,
+        "adds_batch_axis",
+        pe_batched,
+        "mistake",
+        "returns a (1, max_len, d_model) table with a batch axis instead of (max_len, d_model)",
+    ),
+    BlindCase(
+        CHECK,
+        "numpy_double_loop",
+        pe_numpy_loop,
+        "correct",
+        "fills a NumPy array with two Python loops and math.sin/cos, then converts to float32",
+    ),
+    BlindCase(
+        CHECK,
+        "outer_product_base_arg",
+        pe_float32_outer,
+        "correct",
+        "uses torch.outer and torch.pow and takes an optional base=10000 argument",
+    ),
 ]

@@ -23,8 +23,12 @@ def tf_sum_over_tokens(model, src, src_lengths, tgt_out):
     _, state = model.encoder(src, src_lengths)
     logits, _ = model.decoder(_shift(tgt_out), last_hidden(state), state)
     V = logits.shape[-1]
-    return F.cross_entropy(logits.reshape(-1, V), tgt_out.reshape(-1), ignore_index=PAD_ID,
-                           reduction="sum") / tgt_out.shape[0]  # per sentence, not per token
+    return (
+        F.cross_entropy(
+            logits.reshape(-1, V), tgt_out.reshape(-1), ignore_index=PAD_ID, reduction="sum"
+        )
+        / tgt_out.shape[0]
+    )  # per sentence, not per token
 
 
 def tf_bos_replaces_first(model, src, src_lengths, tgt_out):
@@ -94,29 +98,80 @@ def tf_via_start(model, src, src_lengths, tgt_out, label_smoothing: float = 0.0)
     tgt_in = torch.roll(tgt_out, shifts=1, dims=1)
     tgt_in[:, 0] = BOS_ID
     logits, _ = model.decoder(tgt_in, start.context, start.hidden)
-    return F.cross_entropy(logits.permute(0, 2, 1), tgt_out, ignore_index=PAD_ID,
-                           label_smoothing=label_smoothing)
+    return F.cross_entropy(
+        logits.permute(0, 2, 1), tgt_out, ignore_index=PAD_ID, label_smoothing=label_smoothing
+    )
 
 
 CASES = [
-    BlindCase(CHECK, "sum_divided_by_batch", tf_sum_over_tokens, "mistake",
-              "sums the cross-entropy over the real tokens and divides by the batch size instead of the number of tokens"),
-    BlindCase(CHECK, "bos_overwrites_first_target", tf_bos_replaces_first, "mistake",
-              "copies tgt_out and writes <bos> over its first column instead of shifting it right"),
-    BlindCase(CHECK, "context_is_first_output", tf_context_first_output, "mistake",
-              "takes the context as the encoder's output at the first position instead of its final state"),
-    BlindCase(CHECK, "mask_from_decoder_inputs", tf_mask_from_inputs, "mistake",
-              "builds the padding mask from the shifted decoder inputs instead of from tgt_out, so one padding position after each <eos> is counted"),
-    BlindCase(CHECK, "eos_not_trained", tf_eos_dropped, "mistake",
-              "replaces <eos> by PAD_ID in the targets, so the loss never teaches the model to stop"),
-    BlindCase(CHECK, "decoder_state_none", tf_state_from_zeros_context_ok, "mistake",
-              "passes the right context but None as the decoder's initial state, so it starts from zeros"),
-    BlindCase(CHECK, "mean_of_sentence_means", tf_mean_of_row_means, "mistake",
-              "averages the loss over each sentence first and then over the sentences, instead of over all real tokens"),
-    BlindCase(CHECK, "slip_returns_loss_and_logits", tf_returns_logits_too, "mistake",
-              "returns the pair (loss, logits) instead of the loss alone"),
-    BlindCase(CHECK, "gather_log_softmax", tf_masked_manual, "correct",
-              "shifts with F.pad, gathers the log-probabilities by hand and divides by the count of real tokens"),
-    BlindCase(CHECK, "model_start_and_roll", tf_via_start, "correct",
-              "uses model.start for context and state, builds tgt_in with torch.roll, and takes an optional label_smoothing=0"),
+    BlindCase(
+        CHECK,
+        "sum_divided_by_batch",
+        tf_sum_over_tokens,
+        "mistake",
+        "sums the cross-entropy over the real tokens and divides by the batch size instead of the number of tokens",
+    ),
+    BlindCase(
+        CHECK,
+        "bos_overwrites_first_target",
+        tf_bos_replaces_first,
+        "mistake",
+        "copies tgt_out and writes <bos> over its first column instead of shifting it right",
+    ),
+    BlindCase(
+        CHECK,
+        "context_is_first_output",
+        tf_context_first_output,
+        "mistake",
+        "takes the context as the encoder's output at the first position instead of its final state",
+    ),
+    BlindCase(
+        CHECK,
+        "mask_from_decoder_inputs",
+        tf_mask_from_inputs,
+        "mistake",
+        "builds the padding mask from the shifted decoder inputs instead of from tgt_out, so one padding position after each <eos> is counted",
+    ),
+    BlindCase(
+        CHECK,
+        "eos_not_trained",
+        tf_eos_dropped,
+        "mistake",
+        "replaces <eos> by PAD_ID in the targets, so the loss never teaches the model to stop",
+    ),
+    BlindCase(
+        CHECK,
+        "decoder_state_none",
+        tf_state_from_zeros_context_ok,
+        "mistake",
+        "passes the right context but None as the decoder's initial state, so it starts from zeros",
+    ),
+    BlindCase(
+        CHECK,
+        "mean_of_sentence_means",
+        tf_mean_of_row_means,
+        "mistake",
+        "averages the loss over each sentence first and then over the sentences, instead of over all real tokens",
+    ),
+    BlindCase(
+        CHECK,
+        "slip_returns_loss_and_logits",
+        tf_returns_logits_too,
+        "mistake",
+        "returns the pair (loss, logits) instead of the loss alone",
+    ),
+    BlindCase(
+        CHECK,
+        "gather_log_softmax",
+        tf_masked_manual,
+        "correct",
+        "shifts with F.pad, gathers the log-probabilities by hand and divides by the count of real tokens",
+    ),
+    BlindCase(
+        CHECK,
+        "model_start_and_roll",
+        tf_via_start,
+        "correct",
+        "uses model.start for context and state, builds tgt_in with torch.roll, and takes an optional label_smoothing=0",
+    ),
 ]
