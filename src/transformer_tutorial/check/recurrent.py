@@ -13,9 +13,30 @@ from .tensors import backward, close, expect_tensor, randn, tolerance, with_weig
 from .verdict import Verdict, Wrong
 
 MISTAKES = {
+    "rnn-no-tanh": "you left out the tanh: without it the state grows without bound.",
+    "rnn-no-state": "the previous state is not used: add state_proj(s_prev) before the tanh.",
+    "rnn-no-input": "the input is not used: add in_proj(x) before the tanh.",
+    "rnn-sigmoid": "the RNN cell squashes with tanh, not sigmoid: a sigmoid state is always "
+    "positive.",
+    "rnn-relu": "the RNN cell squashes with tanh, not ReLU: a ReLU state can grow without bound.",
+    "rnn-tanh-on-input-only": "the tanh covers only in_proj(x): s = tanh(in_proj(x) + "
+    "state_proj(s_prev)).",
+    "rnn-no-state-proj": "s_prev is added as it is: it goes through state_proj first, s = "
+    "tanh(in_proj(x) + state_proj(s_prev)).",
+    "rnn-state-weight-untransposed": "you multiply s_prev by state_proj.weight as it is stored, "
+    "(out, in); a linear layer computes s_prev @ W^T: call state_proj(s_prev), or use "
+    "state_proj.weight.T.",
+    "rnn-state-squashed-twice": "s_prev goes through a tanh again before state_proj: it is "
+    "already the previous output of a tanh; s = tanh(in_proj(x) + state_proj(s_prev)).",
+    "rnn-terms-averaged": "you halve (average) in_proj(x) + state_proj(s_prev) before the tanh: "
+    "the two terms are added, s = tanh(in_proj(x) + state_proj(s_prev)).",
     "lstm-in-place": "your cell changed the state (h, c) it was given, in place (mul_, add_, "
     "+=): the caller's tensors are overwritten, and autograd needs the old memory for the "
     "backward pass. Compute new tensors: c' = sigmoid(f) * c + sigmoid(i) * tanh(g).",
+}
+
+MESSAGES = {
+    "rnn-differs": "the new state differs from the reference (x {x}, s_prev {s}).",
 }
 
 # --- the LSTM cell --------------------------------------------------------------------------------
@@ -65,6 +86,15 @@ def _lstm_mistakes(blocks, c, want_c):
            (tanh(want_c), want_c))  # fmt: skip
     yield ("the output gate takes sigmoid, not tanh: h = sigmoid(o) * tanh(c').",
            (tanh(o) * tanh(want_c), want_c))  # fmt: skip
+    yield ("the input gate is 1 - sigmoid(f), coupled to the forget gate as in a GRU; the LSTM "
+           "has its own input gate: c' = sigmoid(f) c + sigmoid(i) tanh(g).",
+           _lstm_step(i, f, g, o, c, sig=lambda t: 1 - sig(f) if t is i else sig(t)))  # fmt: skip
+    yield ("the candidate g takes ReLU; it takes tanh, proposing values in (-1, 1).",
+           _lstm_step(i, f, g, o, c, tanh=lambda t: torch.relu(t) if t is g else tanh(t)))  # fmt: skip
+    z = torch.cat(blocks, dim=-1)  # (B, 4H)
+    yield ("the four gates are read as interleaved columns (z viewed as (B, H, 4)); they are "
+           "four consecutive blocks of H columns: i, f, g, o = z.chunk(4, dim=-1).",
+           _lstm_step(*z.view(*z.shape[:-1], -1, 4).unbind(-1), c))  # fmt: skip
 
 
 @check("LSTM cell", build="cls(input_size, hidden_size)", call="cell(x, (h, c))")
@@ -145,25 +175,26 @@ def check_rnn_cell(cls: type) -> Verdict:
     got = expect_tensor(got, "the new state", (B, H))
     if close(got, reference(x, s)):
         return "the state update s = tanh(in_proj(x) + state_proj(s_prev)) is right."
+    found = [key for key, wrong in _rnn_mistakes(mine, x, s).items() if close(got, wrong)]
+    if len(found) == 1:
+        raise Wrong.named(MISTAKES, found[0])
+    raise Wrong.differs(MESSAGES, "rnn-differs", x=tuple(x.shape), s=tuple(s.shape))
+
+
+def _rnn_mistakes(mine: torch.nn.Module, x: torch.Tensor, s: torch.Tensor) -> dict:
+    """What each RNN-cell mistake of ``MISTAKES`` makes of ``x`` and ``s_prev``, with the
+    reader's own layers."""
     a, b = mine.in_proj(x), mine.state_proj(s)
-    mistakes = {
-        "you left out the tanh: without it the state grows without bound.": a + b,
-        "the previous state is not used: add state_proj(s_prev) before the tanh.": torch.tanh(a),
-        "the input is not used: add in_proj(x) before the tanh.": torch.tanh(b),
-        "the RNN cell squashes with tanh, not sigmoid: a sigmoid state is always positive.": (
-            torch.sigmoid(a + b)
-        ),
-        "the RNN cell squashes with tanh, not ReLU: a ReLU state can grow without bound.": (
-            torch.relu(a + b)
-        ),
-        "the tanh covers only in_proj(x): s = tanh(in_proj(x) + state_proj(s_prev)).": (
-            torch.tanh(a) + b
-        ),
-        "s_prev is added as it is: it goes through state_proj first, s = tanh(in_proj(x) + "
-        "state_proj(s_prev)).": torch.tanh(a + s),
+    tanh = torch.tanh
+    return {
+        "rnn-no-tanh": a + b,
+        "rnn-no-state": tanh(a),
+        "rnn-no-input": tanh(b),
+        "rnn-sigmoid": torch.sigmoid(a + b),
+        "rnn-relu": torch.relu(a + b),
+        "rnn-tanh-on-input-only": tanh(a) + b,
+        "rnn-no-state-proj": tanh(a + s),
+        "rnn-state-weight-untransposed": tanh(a + s @ mine.state_proj.weight),
+        "rnn-state-squashed-twice": tanh(a + mine.state_proj(tanh(s))),
+        "rnn-terms-averaged": tanh((a + b) / 2),
     }
-    for words, wrong in mistakes.items():
-        if close(got, wrong):
-            raise Wrong(words)
-    raise Wrong(f"the new state differs from the reference (x {tuple(x.shape)}, "
-                f"s_prev {tuple(s.shape)}).")  # fmt: skip

@@ -35,6 +35,11 @@ def right(i, f, g, o, c):
     return sig(o) * tanh(c_new), c_new
 
 
+def relu_candidate(i, f, g, o, c):
+    c_new = sig(f) * c + sig(i) * torch.relu(g)
+    return sig(o) * tanh(c_new), c_new
+
+
 def returns_c_h(i, f, g, o, c):
     h, c_new = right(i, f, g, o, c)
     return c_new, h
@@ -142,6 +147,16 @@ class RNNWithoutStateProj(RNNCell):
         return torch.tanh(self.in_proj(x) + s_prev)
 
 
+class RNNStateWeightAsStored(RNNCell):
+    def forward(self, x, s_prev=None):
+        return torch.tanh(self.in_proj(x) + s_prev @ self.state_proj.weight)
+
+
+class RNNSquashesStateTwice(RNNCell):
+    def forward(self, x, s_prev=None):
+        return torch.tanh(self.in_proj(x) + self.state_proj(torch.tanh(s_prev)))
+
+
 class RNNReturnsPair(RNNCell):
     def forward(self, x, s_prev=None):
         s = super().forward(x, s_prev)
@@ -164,6 +179,13 @@ class RNNByMatmul(nn.Module):
 LSTM, RNN = check.check_lstm_cell, check.check_rnn_cell
 
 MISTAKES = [
+    Mistake(
+        LSTM,
+        "lstm-coupled-input-gate",
+        lstm_cell_with(lambda i, f, g, o, c: right(-f, f, g, o, c)),
+        "coupled",
+    ),
+    Mistake(LSTM, "lstm-relu-candidate", lstm_cell_with(relu_candidate), "takes ReLU"),
     Mistake(LSTM, "lstm-in-place", LSTMUpdatesInPlace, "changed the state (h, c) it was given"),
     Mistake(
         LSTM,
@@ -232,6 +254,11 @@ MISTAKES = [
         "the tanh covers only in_proj(x)",
     ),  # fmt: skip
     Mistake(RNN, "rnn-no-state-proj", RNNWithoutStateProj, "s_prev is added as it is"),
+    Mistake(RNN, "rnn-state-weight-untransposed", RNNStateWeightAsStored, "weight.T"),
+    Mistake(RNN, "rnn-state-squashed-twice", RNNSquashesStateTwice, "tanh again"),
+    Mistake(
+        RNN, "rnn-terms-averaged", rnn_cell_with(lambda a, b: torch.tanh((a + b) / 2)), "halve"
+    ),
     Mistake(RNN, "rnn-returns-pair", RNNReturnsPair, "not a tuple"),
     Mistake(
         RNN, "rnn-wrong-arity", rnn_cell_with(lambda a, b: a).__mro__[1].__init__, "expects a class"
