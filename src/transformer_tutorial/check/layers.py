@@ -27,6 +27,9 @@ MISTAKES = {
     "LayerNorm normalises each position over its own D features (the last axis).",
     "norm-over-everything": "you normalise over the whole tensor at once; LayerNorm normalises "
     "each position over its own D features (the last axis).",
+    "norm-over-time-and-features": "you normalise each sequence over its time and feature "
+    "axes (T, D) together; LayerNorm normalises each position over its own D features (the "
+    "last axis), so that a position does not depend on the others.",
     "norm-unbiased": "use the biased variance (divide by D, not D - 1), as nn.LayerNorm does.",
     "norm-eps-outside": "eps goes inside the square root: (x - mean) / sqrt(var + eps), not / "
     "(std + eps); it shows where a position's features barely vary.",
@@ -188,6 +191,7 @@ def _layer_norm_mistakes(x: Tensor, eps: float) -> dict[str, Tensor]:
         "norm-over-time": over((1,)),
         "norm-over-batch-and-time": over((0, 1)),
         "norm-over-everything": over((0, 1, 2)),
+        "norm-over-time-and-features": over((1, 2)),
         "norm-unbiased": over(-1, unbiased=True),
         "norm-eps-outside": centred / (var.sqrt() + eps),
         "norm-torch-std": centred / (unbiased.sqrt() + eps),
@@ -232,6 +236,10 @@ def check_feed_forward(cls: type) -> Verdict:
             ),
             "you add the input x back: the residual connection belongs to the block (chapter "
             "11's Add & Norm), the network itself is linear2(relu(linear1(x)))": x + reference(x),
+            "a ReLU follows linear2 as well; the network ends with linear2, whose output may be "
+            "negative: linear2(relu(linear1(x)))": torch.relu(reference(x)),
+            "your activation keeps the negative part, min(h, 0) (clamp(max=0)); ReLU keeps the "
+            "positive part, max(h, 0) = h.clamp(min=0)": l2(l1(x).clamp(max=0)),
         }
         for words, wrong in mistakes.items():
             if close(got, wrong):

@@ -276,6 +276,7 @@ MISTAKES = [
     Mistake(NORM, "norm-over-time", norm_over(1), "the time axis"),
     Mistake(NORM, "norm-over-batch-and-time", norm_over((0, 1)), "batch and time"),
     Mistake(NORM, "norm-over-everything", norm_over((0, 1, 2)), "the whole tensor"),
+    Mistake(NORM, "norm-over-time-and-features", norm_over((1, 2)), "time and feature axes"),
     Mistake(NORM, "norm-unbiased", norm_over(-1, unbiased=True), "biased variance"),
     Mistake(
         NORM,
@@ -290,6 +291,18 @@ MISTAKES = [
     Mistake(NORM, "norm-no-centring", layer_norm_no_centring, "the mean is not subtracted"),
     Mistake(NORM, "norm-empty-assert", layer_norm_asserts, "(`assert D == 512`)"),
     Mistake(FFN, "ffn-no-relu", ffn_with(lambda m, x: m.linear2(m.linear1(x))), "no ReLU"),
+    Mistake(
+        FFN,
+        "ffn-relu-twice",
+        ffn_with(lambda m, x: torch.relu(m.linear2(torch.relu(m.linear1(x))))),
+        "a ReLU follows linear2 as well",
+    ),  # fmt: skip
+    Mistake(
+        FFN,
+        "ffn-clamp-max",
+        ffn_with(lambda m, x: m.linear2(m.linear1(x).clamp(max=0))),
+        "clamp(min=0)",
+    ),  # fmt: skip
     Mistake(
         FFN,
         "ffn-relu-after",
