@@ -86,6 +86,11 @@ def check_self_attention(cls: type) -> Verdict:
                         "score itself highest)."),
             "k for q": (attention(k, k, v, probe_mask)[1], "the queries are made with W_k: "
                         "queries use their own matrix W_q."),
+            "by sqrt d_v": ((scores / math.sqrt(d_v)).softmax(-1), f"the scores are divided by "
+                            f"sqrt(d_v) = sqrt({d_v}); the scale is sqrt(d_k) = sqrt({d_k}), the "
+                            "size of the query and key vectors whose dot product it tames."),
+            "k q^T": (attention(k, q, v, probe_mask)[1], "the scores are K Q^T, one row per "
+                      "key: they are Q K^T, row i query i's scores over the keys j."),
         }  # fmt: skip
         for got_w, message in looks_like.values():
             if close(weights, got_w):

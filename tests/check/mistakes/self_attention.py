@@ -52,6 +52,26 @@ class OneMatrixForQueriesAndKeys(SelfAttentionRight):
     key_matrix = "W_q"
 
 
+class ScaledBySqrtDv(SelfAttentionRight):
+    def forward(self, x, mask=None):
+        q, k, v = x @ self.W_q, x @ self.W_k, x @ self.W_v
+        scores = q @ k.transpose(-2, -1) / math.sqrt(v.shape[-1])
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        weights = scores.softmax(-1)
+        return weights @ v, weights
+
+
+class KeysTimesQueries(SelfAttentionRight):
+    def forward(self, x, mask=None):
+        q, k, v = x @ self.W_q, x @ self.W_k, x @ self.W_v
+        scores = k @ q.transpose(-2, -1) / math.sqrt(q.shape[-1])  # one row per key
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        weights = scores.softmax(-1)
+        return weights @ v, weights
+
+
 class SoftmaxOverQueries(SelfAttentionRight):
     softmax_axis = -2
 
@@ -106,6 +126,8 @@ MISTAKES = [
     Mistake(SA, "self-attn-transposed-out", TransposedOutput, "it is transposed"),
     Mistake(SA, "self-attn-mask-polarity", MaskPolarity, "mask polarity"),
     Mistake(SA, "self-attn-mask-ignored", MaskIgnored, "the mask is ignored"),
+    Mistake(SA, "self-attn-sqrt-dv", ScaledBySqrtDv, "divided by sqrt(d_v)"),
+    Mistake(SA, "self-attn-k-times-q", KeysTimesQueries, "the scores are K Q^T"),
 ]
 
 CORRECT = [
