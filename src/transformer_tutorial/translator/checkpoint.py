@@ -51,6 +51,15 @@ STATE_FILE = "state.pt"
 META_FILE = "meta.json"
 LATEST = "latest"
 REQUIRED_FILES = (MODEL_FILE, CONFIG_FILE, TOKENIZER_FILE)
+# The trained translators that ship with the package, one folder per pair ("de-en", "zh-en"),
+# each a checkpoint with its provenance.json (tools/ship_model.py writes them).
+SHIPPED = Path(__file__).resolve().parents[1] / "pretrained"
+
+
+def shipped_models() -> list[str]:
+    """The pairs whose trained translator ships with the package."""
+    folders = SHIPPED.iterdir() if SHIPPED.is_dir() else []
+    return sorted(p.name for p in folders if (p / MODEL_FILE).is_file())
 
 
 class CheckpointError(RuntimeError):
@@ -268,12 +277,17 @@ def _is_complete(path: Path) -> bool:
 def resolve_checkpoint(path: str | os.PathLike) -> Path:
     """Find the checkpoint meant by ``path``: a checkpoint directory itself, a run's
     ``checkpoints/`` folder (its latest), or a run directory (the latest of its
-    ``checkpoints/``)."""
+    ``checkpoints/``), or the name of a translator that ships with the package (``"de-en"``,
+    ``"zh-en"``) when no such path exists."""
     path = Path(path)
+    if not path.exists() and str(path) in shipped_models():
+        return SHIPPED / str(path)
     if not path.exists():
+        shipped = ", ".join(shipped_models())
         raise CheckpointError(
             f"checkpoint {path} does not exist; give a checkpoint directory (with {MODEL_FILE}), "
-            "or a run directory written by `python -m transformer_tutorial.train`."
+            "a run directory written by `python -m transformer_tutorial.train`"
+            + (f", or the name of a shipped translator: {shipped}." if shipped else ".")
         )
     if path.is_file():
         if path.name in (MODEL_FILE, CONFIG_FILE, TOKENIZER_FILE):

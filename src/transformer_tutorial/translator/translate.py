@@ -44,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--checkpoint",
         required=True,
-        help="a run directory, its checkpoints/ folder, or one step-* checkpoint",
+        help="a run directory, its checkpoints/ folder, one step-* checkpoint, or the name of a "
+        "translator that ships with the package (de-en, zh-en)",
     )
     p.add_argument(
         "sentences",
