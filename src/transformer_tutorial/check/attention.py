@@ -92,6 +92,9 @@ def _scale_diagnosis(fn_out: Tensor, fn_w: Tensor, q, k, v, mask, dk: int, dv: i
         1 / dk: f"you divide the scores by d_k = {dk}, not by its square root: the dot product "
         "of two random d_k-vectors has standard deviation sqrt(d_k).",
         math.sqrt(dk): "you multiply the scores by sqrt(d_k); divide them by it.",
+        1 / math.sqrt(k.shape[-2]): f"you divide the scores by sqrt(T_k) = sqrt({k.shape[-2]}), "
+        f"the number of keys; the scale is 1/sqrt(d_k) = 1/sqrt({dk}), the size of the query "
+        "and key vectors.",
     }
     for scale, words in scales.items():
         out, weights = attention(q, k, v, mask=mask, scale=scale)

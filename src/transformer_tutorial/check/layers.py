@@ -304,6 +304,14 @@ def check_label_smoothing(cls: type) -> Verdict:
         "log_softmax(logits)": _smoothed(log_p.exp(), target, eps)[real].mean(),
         f"the right token's target is 1 - ε = {1 - eps}, not 1: it gives ε away to the "
         "smoothing": _smoothed(log_p, target, eps, right=1.0)[real].mean(),
+        "the smoothing term sums log p over the V tokens; it is their mean (ε / V on each "
+        "token): -(1 - ε) log p[target] - ε mean(log p)": (
+            -(1 - eps) * log_p.gather(-1, target[..., None]).squeeze(-1) - eps * log_p.sum(-1)
+        )[real].mean(),
+        "the smoothing term -ε mean(log p) is missing: you keep only (1 - ε) times the "
+        "cross-entropy of the right token": (
+            -(1 - eps) * log_p.gather(-1, target[..., None]).squeeze(-1)
+        )[real].mean(),
         "you compute the KL divergence to the smoothed target (nn.KLDivLoss); the book's "
         "loss is the cross-entropy, which is larger by the target's entropy, a constant "
         f"{-float(entropy):.4f} here": per_token[real].mean() + entropy,

@@ -400,6 +400,12 @@ MISTAKES = [
         A, "attention-unscaled", attention_unscaled, "forgot to divide the scores by sqrt(d_k)"
     ),
     Mistake(A, "attention-sqrt-dv", attention_sqrt_dv, "by sqrt(d_v)"),
+    Mistake(
+        A,
+        "attention-sqrt-tk",
+        lambda q, k, v, mask=None: attention(q, k, v, mask, scale=k.shape[-2] ** -0.5),
+        "the number of keys",
+    ),
     Mistake(A, "attention-by-dk", attention_by_dk, "not by its square root"),
     Mistake(A, "attention-scales-weights", attention_scales_weights, "after the softmax"),
     Mistake(

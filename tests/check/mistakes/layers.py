@@ -391,6 +391,27 @@ MISTAKES = [
         loss_with(on_probabilities),
         "probabilities, not their logarithm",
     ),  # fmt: skip
+    Mistake(
+        LOSS,
+        "loss-uniform-summed",
+        loss_with(
+            lambda eps, x, y: (
+                -(1 - eps) * x.log_softmax(-1).gather(-1, y[..., None]).squeeze(-1)
+                - eps * x.log_softmax(-1).sum(-1)
+            )[y != PAD_ID].mean()
+        ),
+        "it is their mean",
+    ),  # fmt: skip
+    Mistake(
+        LOSS,
+        "loss-uniform-dropped",
+        loss_with(
+            lambda eps, x, y: (-(1 - eps) * x.log_softmax(-1).gather(-1, y[..., None]).squeeze(-1))[
+                y != PAD_ID
+            ].mean()
+        ),
+        "smoothing term -ε mean(log p) is missing",
+    ),  # fmt: skip
     Mistake(LOSS, "loss-full-weight-on-target", loss_with(full_weight_on_target), "not 1"),
     Mistake(
         LOSS,
