@@ -200,9 +200,10 @@ _NO_FINISHED = ("no-finished", "no-finished-to-max-len")  # the loop stops: by s
 _VARIANTS: dict[int, dict] = {}  # the outputs of the mistakes of _BEAM_MISTAKES on each probe
 _LP = "lp(Y) = ((5 + |Y|) / 6) ** length_penalty"
 _BEAM_MISTAKES = {
-    "copies": "your output is exactly greedy search's: the beams are copies of one hypothesis. "
-    "At the first step there is only BOS: let one hypothesis grow from it (the others start at "
-    "log-probability -inf), so that the first step keeps beam_size different tokens.",
+    "copies": "your output is exactly greedy search's on every probe: the beam adds nothing. "
+    "The usual cause is beams that start as copies of one hypothesis -- at the first step there "
+    "is only BOS: let one hypothesis grow from it (the others start at log-probability -inf), so "
+    "that the first step keeps beam_size different tokens.",
     "no-penalty": "the length penalty is not applied: your output is what ranking by log P alone "
     f"gives (length_penalty = 0). Rank each hypothesis by log P(Y) / lp(Y), {_LP}, |Y| its "
     "length with EOS. If you do divide by lp, a finished hypothesis's length must stop growing "

@@ -40,6 +40,9 @@ MISTAKES = {
     "greedy-not-deterministic": "two calls on the same model and sources gave different tokens: "
     "greedy search takes the most probable token (argmax) at each step; sampling from the "
     "softmax belongs to chapter 18.",
+    "greedy-not-argmax": "sentence {b}'s token at step {t} is {token}, the model's choice number "
+    "{rank} after your own prefix; greedy search takes the most probable one, {best} (argmax "
+    "of the last position's logits, PAD excluded), not a sample nor another rank.",
     "greedy-no-eval": "handed a model in training mode, your search keeps dropout on: the "
     "tokens change from call to call. Call model.eval() before decoding (the book's "
     "greedy_decode does), so that every dropout layer lets everything through.",
@@ -227,16 +230,38 @@ def check_greedy_decode(fn: Callable[..., Tensor]) -> Verdict:
         outputs.append(got)
         if got == want:
             continue
-        words = common_mistake(got, want, case) or alone_mistake(fn, got, case)
+        words = common_mistake(got, want, case)
         for mistake, sentence in _GREEDY_MISTAKES.items():
             if words is None and got == _greedy_variant(case, mistake):
                 words = sentence
+        if words is None:
+            _expect_argmax(got, case)
+        words = words or alone_mistake(fn, got, case)
         raise Wrong(words or first_difference(got, want, "the book's greedy search", case))
     words = alone_mistake(fn, outputs[0], cases[0])
     if words:
         raise Wrong(words)
     _expect_eval_mode(fn, cases[0], outputs[0])
     return "tokens, the stop at EOS, max_len, padding, and each sentence alone are right."
+
+
+@torch.no_grad()
+def _expect_argmax(got: list, case: Case) -> None:
+    """Each of the reader's tokens must be the most probable one (PAD aside) after the reader's
+    own prefix; name the first that is not."""
+    model, pad = case.model.eval(), case.pad
+    memory = model.encode(case.src)
+    for b, tokens in enumerate(got):
+        prefix = torch.tensor([[BOS_ID, *tokens]])  # (1, 1 + t)
+        logits = model.decode(prefix, memory[b : b + 1], case.src[b : b + 1])[0, :-1]  # (t, V)
+        logits[:, pad] = -float("inf")
+        for t, token in enumerate(tokens):
+            if token != pad and logits[t, token] < logits[t].max():
+                rank = int((logits[t] > logits[t, token]).sum()) + 1
+                raise Wrong.named(MISTAKES, "greedy-not-argmax", b=b, t=t, token=token,
+                                  rank=rank, best=int(logits[t].argmax()))  # fmt: skip
+            if token == case.eos:
+                break
 
 
 def _expect_deterministic(fn: Callable, case: Case) -> None:

@@ -415,8 +415,8 @@ class CacheBuffer:
         self.k, self.v = self.k[index], self.v[index]
 
 
-def greedy_sampling(model, src, max_len, bos_id, eos_id):
-    """Samples each token from the softmax (from the global generator) instead of argmax."""
+def greedy_sampling(model, src, max_len, bos_id, eos_id, generator=None):
+    """Samples each token from the softmax instead of taking the argmax."""
     model.eval()
     memory, pad = model.encode(src), model.config.pad_id
     tokens = torch.full((src.shape[0], 1), bos_id)
@@ -424,7 +424,7 @@ def greedy_sampling(model, src, max_len, bos_id, eos_id):
     for _ in range(max_len):
         probs = model.decode(tokens, memory, src)[:, -1].softmax(-1)
         probs[:, pad] = 0
-        step = torch.multinomial(probs, 1).squeeze(1).masked_fill(done, pad)
+        step = torch.multinomial(probs, 1, generator=generator).squeeze(1).masked_fill(done, pad)
         tokens = torch.cat([tokens, step[:, None]], dim=1)
         done |= step == eos_id
         if done.all():
@@ -475,6 +475,14 @@ MISTAKES = (
     + [Mistake(check.check_kv_cache, f"kv-cache-{m}", cls, d) for m, cls, d in _CACHE]
     + [Mistake(check.check_greedy_decode, "greedy-no-eval", greedy_in_any_mode, "model.eval()")]
     + [Mistake(check.check_greedy_decode, "greedy-not-deterministic", greedy_sampling, "argmax")]
+    + [
+        Mistake(
+            check.check_greedy_decode,
+            "greedy-not-argmax",
+            lambda *args: greedy_sampling(*args, generator=torch.Generator().manual_seed(0)),
+            "the model's choice number",
+        )
+    ]
     + [Mistake(check.check_kv_cache, "kv-cache-whole-buffer", CacheBuffer, "returned 64")]
 )
 
