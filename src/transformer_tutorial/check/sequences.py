@@ -90,6 +90,14 @@ def check_pad_sequences(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
         )
     if not torch.equal(padded, want):
         raise Wrong(f"for {seqs} the batch should be\n{want}\nyours is\n{padded}")
+    _expect_pad_value(fn, seqs, want, want_lengths)
+    _expect_one_sequence(fn)
+    return "right-padded, batch first, dtype long, with the real lengths and any pad value."
+
+
+def _expect_pad_value(fn: Callable, seqs: list, want: Tensor, want_lengths: Tensor) -> None:
+    """A pad id other than 0 must be used for the padding, and leave the lengths alone."""
+    B, T = want.shape
     pad = 3  # a pad id other than 0: the argument must be used
     want3, _ = pad_sequences(seqs, pad_value=pad)
     padded3, lengths3 = _padded_and_lengths(fn([list(s) for s in seqs], pad_value=pad))
@@ -102,13 +110,16 @@ def check_pad_sequences(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
     if not torch.equal(lengths3.long(), want_lengths):
         raise Wrong.named(MISTAKES, "pad-lengths-from-batch", pad=pad, got=lengths3.tolist(),
                           want=want_lengths.tolist())  # fmt: skip
+
+
+def _expect_one_sequence(fn: Callable) -> None:
+    """A batch of one sequence is a (1, T) batch."""
     one, one_lengths = _padded_and_lengths(fn([[4, 5, 6]]))
     if one.tolist() != [[4, 5, 6]] or one_lengths.tolist() != [3]:
         raise Wrong(
             "one sequence alone should come back as a (1, 3) batch with lengths [3], got "
             f"{one.tolist()} and {one_lengths.tolist()}."
         )
-    return "right-padded, batch first, dtype long, with the real lengths and any pad value."
 
 
 # --- padding_mask ---------------------------------------------------------------------------------
