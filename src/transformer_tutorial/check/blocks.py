@@ -292,6 +292,35 @@ def check_encoder_layer(cls: type) -> Verdict:
     )
 
 
+_DECODER_DEPENDENCES = [  # what the decoder's output must (not) depend on
+    _Dependence(
+        "the decoder sees the future: changing the target at positions 2..3 moves "
+        "the outputs at positions 0..1 (by up to {:.2f}). Pass tgt_mask (causal: "
+        "True on and below the diagonal) to self-attention.",
+        i=0,
+        where=(0, slice(2, None)),
+        watch=(0, slice(0, 2)),
+    ),
+    _Dependence(
+        "the output does not depend on memory: cross-attention takes its queries "
+        "from the decoder and its keys and values from memory, the encoder's "
+        "output (B, S, D).",
+        i=1,
+        where=(0,),
+        watch=(0,),
+        should_move=True,
+    ),
+    _Dependence(
+        "the source padding mask is not used: changing the memory at sentence 1's "
+        "padding positions 3..4 moves its outputs (by up to {:.2f}). Pass src_mask "
+        "(B, 1, 1, S) to cross-attention.",
+        i=1,
+        where=(1, slice(3, None)),
+        watch=(1,),
+    ),
+]
+
+
 @check("decoder layer", build=BUILD, call="layer(x, memory, tgt_mask, src_mask)")
 def check_decoder_layer(cls: type) -> Verdict:
     """``cls(d_model, num_heads, d_ff, dropout=0.0, norm_first=False)`` with ``self_attn``,
@@ -306,33 +335,7 @@ def check_decoder_layer(cls: type) -> Verdict:
         arg_names=("x", "memory", "tgt_mask", "src_mask"),
         layers=_layers_of_block(("self_attn", "cross_attn"), norms=3),
         steps=_decoder_steps,
-        dependences=[
-            _Dependence(
-                "the decoder sees the future: changing the target at positions 2..3 moves "
-                "the outputs at positions 0..1 (by up to {:.2f}). Pass tgt_mask (causal: "
-                "True on and below the diagonal) to self-attention.",
-                i=0,
-                where=(0, slice(2, None)),
-                watch=(0, slice(0, 2)),
-            ),
-            _Dependence(
-                "the output does not depend on memory: cross-attention takes its queries "
-                "from the decoder and its keys and values from memory, the encoder's "
-                "output (B, S, D).",
-                i=1,
-                where=(0,),
-                watch=(0,),
-                should_move=True,
-            ),
-            _Dependence(
-                "the source padding mask is not used: changing the memory at sentence 1's "
-                "padding positions 3..4 moves its outputs (by up to {:.2f}). Pass src_mask "
-                "(B, 1, 1, S) to cross-attention.",
-                i=1,
-                where=(1, slice(3, None)),
-                watch=(1,),
-            ),
-        ],
+        dependences=_DECODER_DEPENDENCES,
         wrong_steps=lambda m, args: [
             (
                 "cross-attention runs through self_attn's weights: it has its own module, "

@@ -30,6 +30,59 @@ def _matrix(module: torch.nn.Module, name: str, d_in: int, d_out: int) -> Tensor
     return theirs.detach().double()
 
 
+def _diagnose(out: Tensor, weights: Tensor, x: Tensor, matrices: tuple, probe_mask) -> None:
+    """Raise the mistake (or the difference) that gives the reader's ``out`` and ``weights``."""
+    W_q, W_k, W_v = matrices
+    q, k, v = x @ W_q, x @ W_k, x @ W_v  # (B, T, d_k), (B, T, d_k), (B, T, d_v)
+    d_k, d_v = W_k.shape[1], W_v.shape[1]
+    want, want_w = attention(q, k, v, probe_mask)
+    if probe_mask is not None:
+        if close(weights, attention(q, k, v)[1]):
+            raise Wrong("the mask is ignored: masked keys must get weight exactly 0.")
+        if close(weights, attention(q, k, v, ~probe_mask)[1]):
+            raise Wrong(f"mask polarity: you hide the keys where the mask is True -- "
+                        f"{POLARITY}.")  # fmt: skip
+    scores = q @ k.transpose(-2, -1)  # (B, T, T)
+    if probe_mask is not None:
+        scores = scores.masked_fill(~probe_mask, float("-inf"))
+    looks_like = {
+        "no scale": (scores.softmax(-1), "the scores are not scaled: divide Q K^T by "
+                     f"sqrt(d_k) = {math.sqrt(d_k):.3f} before the softmax."),
+        "by d_k": ((scores / d_k).softmax(-1), f"the scores are divided by d_k = {d_k}; "
+                   f"divide by its square root, sqrt(d_k) = {math.sqrt(d_k):.3f}."),
+        "over queries": ((scores / math.sqrt(d_k)).softmax(-2), "the softmax runs over "
+                         "the queries (axis -2); each query's weights are a "
+                         "distribution over the keys, the last axis."),
+        "q for k": (attention(q, q, v, probe_mask)[1], "the keys are made with W_q: "
+                    "keys use their own matrix W_k (with one matrix, every token would "
+                    "score itself highest)."),
+        "k for q": (attention(k, k, v, probe_mask)[1], "the queries are made with W_k: "
+                    "queries use their own matrix W_q."),
+        "by sqrt d_v": ((scores / math.sqrt(d_v)).softmax(-1), f"the scores are divided by "
+                        f"sqrt(d_v) = sqrt({d_v}); the scale is sqrt(d_k) = sqrt({d_k}), the "
+                        "size of the query and key vectors whose dot product it tames."),
+        "k q^T": (attention(k, q, v, probe_mask)[1], "the scores are K Q^T, one row per "
+                  "key: they are Q K^T, row i query i's scores over the keys j."),
+    }  # fmt: skip
+    for got_w, message in looks_like.values():
+        if close(weights, got_w):
+            raise Wrong(message)
+    if close(weights, want_w.transpose(-2, -1)):
+        raise Wrong("the weights are transposed: row i holds query i's weights over the "
+                    "keys j, softmax(Q K^T), not (Q K^T)^T.")  # fmt: skip
+    if close(weights, want_w):
+        if close(out, want_w.transpose(-2, -1) @ v):
+            raise Wrong("out is computed with the transposed weights: out = weights @ V, "
+                        "row i the mix of the values by query i's weights.")  # fmt: skip
+        if close(out, want_w @ (x @ W_k)[..., :d_v]) or close(out, want_w @ x[..., :d_v]):
+            raise Wrong("the values are not x @ W_v.")
+        raise Wrong("the weights are right but out is not: out = weights @ (x @ W_v).")
+    raise Wrong(
+        "the weights differ from softmax(Q K^T / sqrt(d_k)) with Q = x @ W_q, "
+        f"K = x @ W_k (x {tuple(x.shape)}" + (")." if probe_mask is None else ", with a mask).")
+    )
+
+
 @check("self-attention", build="cls(d_in, d_k, d_v)", call="layer(x, mask)")
 def check_self_attention(cls: type) -> Verdict:
     """``cls(d_in, d_k, d_v=None)`` with the matrices ``W_q``, ``W_k`` ``(d_in, d_k)`` and
@@ -64,50 +117,6 @@ def check_self_attention(cls: type) -> Verdict:
         weights = expect_tensor(result[1], "the weights", (B, T, T)).double()
         if close(out, want) and close(weights, want_w):
             continue
-        if probe_mask is not None:
-            if close(weights, attention(q, k, v)[1]):
-                raise Wrong("the mask is ignored: masked keys must get weight exactly 0.")
-            if close(weights, attention(q, k, v, ~probe_mask)[1]):
-                raise Wrong(f"mask polarity: you hide the keys where the mask is True -- "
-                            f"{POLARITY}.")  # fmt: skip
-        scores = q @ k.transpose(-2, -1)  # (B, T, T)
-        if probe_mask is not None:
-            scores = scores.masked_fill(~probe_mask, float("-inf"))
-        looks_like = {
-            "no scale": (scores.softmax(-1), "the scores are not scaled: divide Q K^T by "
-                         f"sqrt(d_k) = {math.sqrt(d_k):.3f} before the softmax."),
-            "by d_k": ((scores / d_k).softmax(-1), f"the scores are divided by d_k = {d_k}; "
-                       f"divide by its square root, sqrt(d_k) = {math.sqrt(d_k):.3f}."),
-            "over queries": ((scores / math.sqrt(d_k)).softmax(-2), "the softmax runs over "
-                             "the queries (axis -2); each query's weights are a "
-                             "distribution over the keys, the last axis."),
-            "q for k": (attention(q, q, v, probe_mask)[1], "the keys are made with W_q: "
-                        "keys use their own matrix W_k (with one matrix, every token would "
-                        "score itself highest)."),
-            "k for q": (attention(k, k, v, probe_mask)[1], "the queries are made with W_k: "
-                        "queries use their own matrix W_q."),
-            "by sqrt d_v": ((scores / math.sqrt(d_v)).softmax(-1), f"the scores are divided by "
-                            f"sqrt(d_v) = sqrt({d_v}); the scale is sqrt(d_k) = sqrt({d_k}), the "
-                            "size of the query and key vectors whose dot product it tames."),
-            "k q^T": (attention(k, q, v, probe_mask)[1], "the scores are K Q^T, one row per "
-                      "key: they are Q K^T, row i query i's scores over the keys j."),
-        }  # fmt: skip
-        for got_w, message in looks_like.values():
-            if close(weights, got_w):
-                raise Wrong(message)
-        if close(weights, want_w.transpose(-2, -1)):
-            raise Wrong("the weights are transposed: row i holds query i's weights over the "
-                        "keys j, softmax(Q K^T), not (Q K^T)^T.")  # fmt: skip
-        if close(weights, want_w):
-            if close(out, want_w.transpose(-2, -1) @ v):
-                raise Wrong("out is computed with the transposed weights: out = weights @ V, "
-                            "row i the mix of the values by query i's weights.")  # fmt: skip
-            if close(out, want_w @ (x @ W_k)[..., :d_v]) or close(out, want_w @ x[..., :d_v]):
-                raise Wrong("the values are not x @ W_v.")
-            raise Wrong("the weights are right but out is not: out = weights @ (x @ W_v).")
-        raise Wrong(
-            "the weights differ from softmax(Q K^T / sqrt(d_k)) with Q = x @ W_q, "
-            f"K = x @ W_k (x {tuple(x.shape)}" + (")." if probe_mask is None else ", with a mask).")
-        )
+        _diagnose(out, weights, x, (W_q, W_k, W_v), probe_mask)
     return ("Q, K, V from their own matrices, the sqrt(d_k) scale, the softmax over the keys "
             "and the mask (True = may attend) are right.")  # fmt: skip
