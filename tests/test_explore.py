@@ -18,6 +18,7 @@ from transformer_tutorial.explore import (
     quantise,
     rounding_margin,
     seq2seq_view,
+    translation_view,
 )
 
 EVIL = "<img src=x onerror=alert(1)>"
@@ -196,3 +197,21 @@ def test_weights_stored_to_four_decimals_are_accepted() -> None:
     w = np.round(softmax((2, 4, 30, 30)).double().numpy(), 4)
     assert np.abs(w.sum(-1) - 1).max() > 1e-4
     assert "30 queries x 30 keys" in repr(attention_view(w, [str(i) for i in range(30)]))
+
+
+def test_translation_view_shows_every_block_of_a_transformer() -> None:
+    from transformer_tutorial.transformer import Transformer, TransformerConfig
+
+    torch.manual_seed(0)
+    config = TransformerConfig(
+        src_vocab_size=12, tgt_vocab_size=12, d_model=16, num_heads=2,
+        num_encoder_layers=2, num_decoder_layers=1, d_ff=32, dropout=0.0, max_len=16,
+    )  # fmt: skip
+    model = Transformer(config)
+    src, tgt = torch.tensor([[3, 4, 5, 2]]), torch.tensor([[1, 6, 7]])
+    view = translation_view(model, src, tgt, ["ein", "Hund", ".", "<eos>"], ["<bos>", "a", "dog"])
+    assert payload(view.to_html())["s"] == [[2, 2, 4, 4], [1, 2, 3, 3], [1, 2, 3, 4]]
+    decoder = view.panels[1].weights  # (L, H, T, T): causal, nothing above the diagonal
+    assert (decoder[..., np.triu_indices(3, 1)[0], np.triu_indices(3, 1)[1]] == 0).all()
+    with pytest.raises(ValueError, match="one sentence"):
+        translation_view(model, src.repeat(2, 1), tgt, ["a"] * 4, ["b"] * 3)

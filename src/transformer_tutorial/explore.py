@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["LEVELS", "AttentionView", "Panel", "attention_view", "seq2seq_view"]
+__all__ = ["LEVELS", "AttentionView", "Panel", "attention_view", "seq2seq_view", "translation_view"]
 
 LEVELS = 256  # weights are shown as multiples of 1/LEVELS
 # A row of weights sums to 1 (or to 0: a query with no visible key), up to the rounding of weights
@@ -234,6 +234,42 @@ def seq2seq_view(
     if not panels:
         raise ValueError("give at least one of encoder=, decoder= or cross= weights")
     return AttentionView(panels, title=title)
+
+
+def translation_view(
+    model,
+    src,
+    tgt,
+    source_tokens: Sequence[str],
+    target_tokens: Sequence[str],
+    *,
+    title: str | None = None,
+) -> AttentionView:
+    """Every attention of one teacher-forced pass of an encoder-decoder, as one view.
+
+    Args:
+        model: a model with ``attention_weights(src, tgt)`` returning encoder self-, decoder
+            self- and cross-attention per block, like chapter 13's ``Transformer``.
+        src: source ids ``(1, S)`` (one sentence).
+        tgt: the decoder's input ids ``(1, T)``: ``<bos>`` and the translation so far.
+        source_tokens: ``S`` strings for the source ids.
+        target_tokens: ``T`` strings for the decoder's input ids.
+        title: a line above the view.
+    """
+    if src.dim() != 2 or tgt.dim() != 2 or src.shape[0] != 1 or tgt.shape[0] != 1:
+        raise ValueError(
+            f"src {tuple(src.shape)} and tgt {tuple(tgt.shape)}: pass one sentence, (1, S) and "
+            "(1, T); for sentence b of a batch, src[b:b + 1] and tgt[b:b + 1]"
+        )
+    maps = model.attention_weights(src, tgt)
+    return seq2seq_view(
+        source_tokens,
+        target_tokens,
+        encoder=[w[0] for w in maps.encoder_self],  # one (H, S, S) per block
+        decoder=[w[0] for w in maps.decoder_self],  # (H, T, T)
+        cross=[w[0] for w in maps.cross],  # (H, T, S)
+        title=title,
+    )
 
 
 class AttentionView:
