@@ -14,7 +14,7 @@ grid of its own choosing::
 Every label is text, so the picture uses the package's names and the book's dimension letters.
 
 The labels are written in English and drawn in the language of
-:mod:`transformer_tutorial.language`: in Chinese (``set_language("zh_CN")``, as the Chinese
+``transformer_tutorial.language``: in Chinese (``set_language("zh_CN")``, as the Chinese
 notebooks do), every text of a figure that these helpers draw on (titles and ``ax.text`` included)
 is looked up, when the figure is drawn, in the catalog ``locale/zh_CN/LC_MESSAGES/diagrams.po``
 of the package, keyed by the English label.
@@ -75,7 +75,7 @@ class Box:
         return (self.x, self.y - self.h / 2)
 
 
-class DiagramFigure(Figure):
+class _DiagramFigure(Figure):
     """A figure whose texts are drawn in the language in use (English as written otherwise)."""
 
     def draw(self, renderer) -> None:
@@ -116,11 +116,11 @@ def _mixed_with_math(text: Text) -> None:
 
 
 def _in_language(ax) -> None:
-    """Make the figure of ``ax`` a :class:`DiagramFigure` (a figure made by ``plt.subplots``
+    """Make the figure of ``ax`` a ``_DiagramFigure`` (a figure made by ``plt.subplots``
     that these helpers draw on is a diagram too)."""
     fig = ax.figure
     if type(fig) is Figure:
-        fig.__class__ = DiagramFigure
+        fig.__class__ = _DiagramFigure
 
 
 def diagram(
@@ -131,7 +131,9 @@ def diagram(
     title: str | None = None,
 ):
     """A figure with one frameless axes whose data coordinates are ``xlim`` × ``ylim``."""
-    fig, ax = plt.subplots(figsize=(width, height), layout="constrained", FigureClass=DiagramFigure)
+    fig, ax = plt.subplots(
+        figsize=(width, height), layout="constrained", FigureClass=_DiagramFigure
+    )
     ax.set_xlim(*xlim)
     ax.set_ylim(*ylim)
     ax.set_aspect("equal")
