@@ -262,31 +262,10 @@ def _smoothed(log_p: Tensor, target: Tensor, eps: float, right: float | None = N
     return -(1 - eps if right is None else right) * on_target - eps * log_p.mean(-1)
 
 
-@check("label-smoothed loss", build="cls(smoothing)", call="loss(logits, target)")
-def check_label_smoothing(cls: type) -> Verdict:
-    """``cls(smoothing)``: label-smoothed cross-entropy, averaged over the non-padding targets;
-    called as ``loss(logits, target)``; value and gradients, padding gets none."""
-    B, T, V, eps = 3, 4, 7, 0.1
-    logits = randn(B, T, V)
-    target = torch.randint(1, V, (B, T), generator=torch.Generator().manual_seed(3))
-    target[0, 2:], target[2, 1:] = PAD_ID, PAD_ID  # padding of different lengths
-    mine = cls(eps)
-    got = mine(logits, target)
-    if not isinstance(got, Tensor) or got.dim() != 0:
-        raise Wrong("the loss should be one number (a 0-dimensional tensor), the mean.")
-    expected = LabelSmoothingLoss(eps)(logits, target)
-    if close(got, expected, 1e-8):
-        x, y = logits.clone().requires_grad_(), logits.clone().requires_grad_()
-        mine_loss = mine(x, target)
-        backward(mine_loss, "the loss")
-        LabelSmoothingLoss(eps)(y, target).backward()
-        if x.grad is None:
-            raise Wrong("no gradient reaches the logits: did you detach() something?")
-        if (x.grad[target == PAD_ID].abs() > 0).any():
-            raise Wrong("padding positions get a gradient: they must not count at all.")
-        if not close(x.grad, y.grad, tolerance(mine_loss)):
-            raise Wrong("the value is right but the gradients differ from the reference.")
-        return "smoothing, padding and the mean over real tokens are right."
+def _diagnose_smoothing(got: Tensor, expected: Tensor, logits: Tensor, target: Tensor,
+                        eps: float) -> None:  # fmt: skip
+    """Raise the mistake (or the difference) that gives the reader's loss ``got``."""
+    V = logits.shape[-1]
     log_p = torch.log_softmax(logits, -1)
     per_token = _smoothed(log_p, target, eps)
     real = target != PAD_ID
@@ -325,3 +304,31 @@ def check_label_smoothing(cls: type) -> Verdict:
         raise Wrong("ε is spread over the V - 1 wrong tokens; this book (like PyTorch's "
                     "label_smoothing) spreads ε / V over all V tokens.")  # fmt: skip
     raise Wrong(loss_described(got.item(), expected.item(), real))
+
+
+@check("label-smoothed loss", build="cls(smoothing)", call="loss(logits, target)")
+def check_label_smoothing(cls: type) -> Verdict:
+    """``cls(smoothing)``: label-smoothed cross-entropy, averaged over the non-padding targets;
+    called as ``loss(logits, target)``; value and gradients, padding gets none."""
+    B, T, V, eps = 3, 4, 7, 0.1
+    logits = randn(B, T, V)
+    target = torch.randint(1, V, (B, T), generator=torch.Generator().manual_seed(3))
+    target[0, 2:], target[2, 1:] = PAD_ID, PAD_ID  # padding of different lengths
+    mine = cls(eps)
+    got = mine(logits, target)
+    if not isinstance(got, Tensor) or got.dim() != 0:
+        raise Wrong("the loss should be one number (a 0-dimensional tensor), the mean.")
+    expected = LabelSmoothingLoss(eps)(logits, target)
+    if close(got, expected, 1e-8):
+        x, y = logits.clone().requires_grad_(), logits.clone().requires_grad_()
+        mine_loss = mine(x, target)
+        backward(mine_loss, "the loss")
+        LabelSmoothingLoss(eps)(y, target).backward()
+        if x.grad is None:
+            raise Wrong("no gradient reaches the logits: did you detach() something?")
+        if (x.grad[target == PAD_ID].abs() > 0).any():
+            raise Wrong("padding positions get a gradient: they must not count at all.")
+        if not close(x.grad, y.grad, tolerance(mine_loss)):
+            raise Wrong("the value is right but the gradients differ from the reference.")
+        return "smoothing, padding and the mean over real tokens are right."
+    _diagnose_smoothing(got, expected, logits, target, eps)

@@ -9,9 +9,16 @@ import torch
 from torch import Tensor
 
 from ..attention_pooling import nadaraya_watson
-from .engine import check
+from .engine import check, describe
 from .tensors import close, expect_tensor
 from .verdict import Verdict, Wrong
+
+MESSAGES = {
+    "rows-per-query-raised": "with one row of keys per query (keys {shape} = (T_q, T_k), as "
+    "leave_one_out gives them): {what} -- each query uses its own row of keys and values: the "
+    "differences queries.unsqueeze(-1) - keys and the weighted sum (weights * values).sum(-1) "
+    "work for both shapes; weights @ values does not.",
+}
 
 
 def _predictions_and_weights(result: object, T_q: int, T_k: int) -> tuple[Tensor, Tensor]:
@@ -27,6 +34,78 @@ def nw(scores: Tensor) -> Tensor:
     return torch.softmax(scores, dim=-1)
 
 
+def _diagnose_kernel(got: Tensor, got_w: Tensor, queries: Tensor, keys: Tensor, values: Tensor,
+                     width: float) -> None:  # fmt: skip
+    """Raise the mistake (or the difference) that gives the reader's predictions and weights."""
+    T_q, T_k = len(queries), len(keys)
+    diff = queries[:, None] - keys  # (T_q, T_k)
+    want, want_w = nadaraya_watson(queries, keys, values, width)
+    sums = got_w.sum(-1)
+    if close(got_w, torch.full((T_q, T_k), 1 / T_k)) or close(got, values.mean().expand(T_q)):
+        raise Wrong(
+            "every value gets the same weight 1 / T_k: that is average pooling. Weight "
+            "each value by the softmax of the kernel scores, so near keys count more."
+        )
+    if not close(sums, torch.ones(T_q)):
+        if close(got_w.sum(0), torch.ones(T_k)):
+            raise Wrong(
+                "the weights sum to 1 over the queries (softmax over axis 0): each "
+                "query's weights are a distribution over the keys, the last axis."
+            )
+        raise Wrong(f"each row of weights should sum to 1 over the keys; the sums are "
+                    f"{[round(s, 4) for s in sums.tolist()]}.")  # fmt: skip
+    looks_like = {
+        "+": nw(diff**2 / (2 * width**2)),
+        "no-half": nw(-(diff**2) / width**2),
+        "no-square": nw(-diff.abs() / (2 * width**2)),
+        "multiply": nw(-(diff**2) * width**2 / 2),
+        "width-not-squared": nw(-(diff**2) / (2 * width)),
+    }
+    messages = {
+        "+": "the sign of the score is flipped: far keys get the most weight. The score "
+        "is -(q - k)^2 / (2 width^2), largest (0) when the key equals the query.",
+        "no-half": "the 2 of 2 width^2 is missing: the score is -(q - k)^2 / (2 width^2); "
+        f"yours acts like a kernel {math.sqrt(2):.3f} times narrower.",
+        "no-square": "the distance is not squared: the Gaussian score is -(q - k)^2 / "
+        "(2 width^2); -|q - k| / ... is another kernel (Laplace's, exercise 1).",
+        "multiply": "the width multiplies the squared distance; it divides it: "
+        "-(q - k)^2 / (2 width^2), so a larger width means a wider kernel.",
+        "width-not-squared": "the width is not squared: divide by 2 width^2, not 2 width "
+        "(the two agree only at width 1).",
+    }
+    for name, weights in looks_like.items():
+        if close(got_w, weights, 1e-6):
+            raise Wrong(messages[name])
+    if close(got_w, want_w, 1e-6):
+        raise Wrong(
+            f"the weights are right but the predictions are not: f(q) = sum_i "
+            f"alpha(q, k_i) v_i, the weighted sum of the values (width {width})."
+        )
+    raise Wrong(f"with width {width} the weights of query {queries[0].item()} should be "
+                f"{[round(w, 4) for w in want_w[0].tolist()]}.")  # fmt: skip
+
+
+def _expect_rows_per_query(fn: Callable, queries: Tensor, keys: Tensor, values: Tensor) -> None:
+    """Keys and values of one row per query, as leave_one_out gives them for training."""
+    T_q, T_k = len(queries), len(keys)
+    # one row of keys per query, as leave_one_out gives them for training
+    rows_k = torch.stack([keys.roll(i)[1:] for i in range(T_q)])  # (T_q, T_k - 1)
+    rows_v = torch.stack([values.roll(i)[1:] for i in range(T_q)])  # (T_q, T_k - 1)
+    want, want_w = nadaraya_watson(queries, rows_k, rows_v, 0.5)
+    try:
+        result = fn(queries.clone(), rows_k.clone(), rows_v.clone(), 0.5)
+        got, got_w = _predictions_and_weights(result, T_q, T_k - 1)
+    except Exception as err:  # a wrong shape (Wrong) or an error of the reader's code
+        what = str(err) if isinstance(err, Wrong) else describe(err, check_nadaraya_watson.spec)
+        raise Wrong.differs(MESSAGES, "rows-per-query-raised", shape=tuple(rows_k.shape),
+                            what=what) from None  # fmt: skip
+    if not (close(got, want, 1e-6) and close(got_w, want_w, 1e-6)):
+        raise Wrong(
+            f"with one row of keys per query (keys {tuple(rows_k.shape)}) query i must use "
+            "row i of the keys and values only; use queries.unsqueeze(-1) - keys."
+        )
+
+
 @check("Nadaraya-Watson regression", call="fn(queries, keys, values, width)")
 def check_nadaraya_watson(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
     """``fn(queries, keys, values, width=1.0) -> (predictions, weights)``: the Gaussian kernel
@@ -38,7 +117,6 @@ def check_nadaraya_watson(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
     values = torch.randn(9, generator=g, dtype=torch.float64)  # (T_k,)
     queries = torch.tensor([0.3, 1.7, 2.2, 4.6], dtype=torch.float64)  # (T_q,)
     T_q, T_k = len(queries), len(keys)
-    diff = queries[:, None] - keys  # (T_q, T_k)
     # widths at which the look-alike mistakes differ from each other (at width 1 several
     # coincide: sigma, sigma^2 and 1 / sigma are all 1)
     for width in (0.5, 3.0):
@@ -47,69 +125,8 @@ def check_nadaraya_watson(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
         got, got_w = _predictions_and_weights(result, T_q, T_k)
         if close(got, want, 1e-6) and close(got_w, want_w, 1e-6):
             continue
-
-        sums = got_w.sum(-1)
-        if close(got_w, torch.full((T_q, T_k), 1 / T_k)) or close(got, values.mean().expand(T_q)):
-            raise Wrong(
-                "every value gets the same weight 1 / T_k: that is average pooling. Weight "
-                "each value by the softmax of the kernel scores, so near keys count more."
-            )
-        if not close(sums, torch.ones(T_q)):
-            if close(got_w.sum(0), torch.ones(T_k)):
-                raise Wrong(
-                    "the weights sum to 1 over the queries (softmax over axis 0): each "
-                    "query's weights are a distribution over the keys, the last axis."
-                )
-            raise Wrong(f"each row of weights should sum to 1 over the keys; the sums are "
-                        f"{[round(s, 4) for s in sums.tolist()]}.")  # fmt: skip
-        looks_like = {
-            "+": nw(diff**2 / (2 * width**2)),
-            "no-half": nw(-(diff**2) / width**2),
-            "no-square": nw(-diff.abs() / (2 * width**2)),
-            "multiply": nw(-(diff**2) * width**2 / 2),
-            "width-not-squared": nw(-(diff**2) / (2 * width)),
-        }
-        messages = {
-            "+": "the sign of the score is flipped: far keys get the most weight. The score "
-            "is -(q - k)^2 / (2 width^2), largest (0) when the key equals the query.",
-            "no-half": "the 2 of 2 width^2 is missing: the score is -(q - k)^2 / (2 width^2); "
-            f"yours acts like a kernel {math.sqrt(2):.3f} times narrower.",
-            "no-square": "the distance is not squared: the Gaussian score is -(q - k)^2 / "
-            "(2 width^2); -|q - k| / ... is another kernel (Laplace's, exercise 1).",
-            "multiply": "the width multiplies the squared distance; it divides it: "
-            "-(q - k)^2 / (2 width^2), so a larger width means a wider kernel.",
-            "width-not-squared": "the width is not squared: divide by 2 width^2, not 2 width "
-            "(the two agree only at width 1).",
-        }
-        for name, weights in looks_like.items():
-            if close(got_w, weights, 1e-6):
-                raise Wrong(messages[name])
-        if close(got_w, want_w, 1e-6):
-            raise Wrong(
-                f"the weights are right but the predictions are not: f(q) = sum_i "
-                f"alpha(q, k_i) v_i, the weighted sum of the values (width {width})."
-            )
-        raise Wrong(f"with width {width} the weights of query {queries[0].item()} should be "
-                    f"{[round(w, 4) for w in want_w[0].tolist()]}.")  # fmt: skip
-    # one row of keys per query, as leave_one_out gives them for training
-    rows_k = torch.stack([keys.roll(i)[1:] for i in range(T_q)])  # (T_q, T_k - 1)
-    rows_v = torch.stack([values.roll(i)[1:] for i in range(T_q)])  # (T_q, T_k - 1)
-    want, want_w = nadaraya_watson(queries, rows_k, rows_v, 0.5)
-    try:
-        result = fn(queries.clone(), rows_k.clone(), rows_v.clone(), 0.5)
-        got, got_w = _predictions_and_weights(result, T_q, T_k - 1)
-    except Exception as err:  # a wrong shape (Wrong) or an error of the reader's code
-        what = str(err) if isinstance(err, Wrong) else f"your code raised {err!r}"
-        raise Wrong(
-            f"with one row of keys per query (keys {tuple(rows_k.shape)} = (T_q, T_k), as "
-            f"leave_one_out gives them): {what} Subtract as queries.unsqueeze(-1) - keys, "
-            "which works for both shapes."
-        ) from None
-    if not (close(got, want, 1e-6) and close(got_w, want_w, 1e-6)):
-        raise Wrong(
-            f"with one row of keys per query (keys {tuple(rows_k.shape)}) query i must use "
-            "row i of the keys and values only; use queries.unsqueeze(-1) - keys."
-        )
+        _diagnose_kernel(got, got_w, queries, keys, values, width)
+    _expect_rows_per_query(fn, queries, keys, values)
     x = torch.tensor([1.0, 2.0], dtype=torch.float64)  # only the width asks for grad
     width = torch.tensor(0.7, dtype=torch.float64, requires_grad=True)
     prediction, _ = fn(x, keys, values, width)
