@@ -11,9 +11,10 @@ from torch import Tensor
 
 from ..attention import attention
 from ..local_attention import band_mask
+from .diagnoses import MASKING
 from .engine import check
 from .tensors import close, expect_tensor, randn
-from .verdict import POLARITY, Verdict, Wrong
+from .verdict import POLARITY, Verdict, Wrong, say
 
 # --- banded local attention ------------------------------------------------------------------
 
@@ -67,24 +68,46 @@ def _setting(window: int, causal: bool, real: Tensor | None, T: int) -> str:
     return f"(T = {T}, window = {window}, causal = {causal}{padding})"
 
 
+def _context(q: Tensor, w: int, causal: bool, real):
+    """What every diagnosis of a band uses: T, the setting in words, the padding mask
+    ``(B, 1, 1, T)``, the band, its offsets and a function that adds the padding to a band."""
+    T = q.shape[-2]
+    pad = None if real is None else real[:, None, None, :]  # (B, 1, 1, T)
+
+    def both(band: Tensor) -> Tensor:
+        return band if pad is None else band & pad
+
+    return (
+        T,
+        _setting(w, causal, real, T),
+        pad,
+        band_mask(T, w, causal),
+        -w,
+        0 if causal else w,
+        both,
+    )
+
+
 def _diagnose(got: Tensor, q: Tensor, k: Tensor, v: Tensor, w: int, causal: bool, real) -> str:
     """The likeliest mistake that turns band-masked full attention into ``got``."""
-    T = q.shape[-2]
-    here = _setting(w, causal, real, T)
+    for diagnosis in (_scores_mistake, _width_mistake, _causal_mistake, _padding_mistake):
+        said = diagnosis(got, q, k, v, w, causal, real)
+        if said:
+            return said
+    return _edges_or_difference(got, q, k, v, w, causal, real)
+
+
+def _scores_mistake(
+    got: Tensor, q: Tensor, k: Tensor, v: Tensor, w: int, causal: bool, real
+) -> str | None:
+    """NaN, no scale, or no band at all."""
+    T, here, pad, band, lo, hi, both = _context(q, w, causal, real)
     if torch.isnan(got).any():
         return (
             f"your output contains NaN {here}: a frame whose keys are all padding gets "
             "softmax(-inf, ..., -inf) = 0/0. Give it zero weights and a zero output, as "
             "masked_softmax does (chapter 6)."
         )
-    pad = None if real is None else real[:, None, None, :]  # (B, 1, 1, T)
-
-    def both(band: Tensor) -> Tensor:
-        return band if pad is None else band & pad
-
-    band = band_mask(T, w, causal)
-    lo = -w
-    hi = 0 if causal else w
     if _same(got, _masked(q, k, v, both(band), scale=1.0)):
         return (
             f"you forgot to divide the scores by sqrt(Dh): with Dh = {q.shape[-1]} the softmax "
@@ -95,6 +118,14 @@ def _diagnose(got: Tensor, q: Tensor, k: Tensor, v: Tensor, w: int, causal: bool
             "there is no band: every frame attends to every frame. Frame t may see only the "
             "keys s with |t - s| <= window (and s <= t when causal)."
         )
+    return None
+
+
+def _width_mistake(
+    got: Tensor, q: Tensor, k: Tensor, v: Tensor, w: int, causal: bool, real
+) -> str | None:
+    """A band one frame too narrow or too wide, or one-sided when it should not be."""
+    T, here, pad, band, lo, hi, both = _context(q, w, causal, real)
     keys = "2w + 1 keys" if not causal else "w + 1 keys"
     if w > 0 and _same(got, _masked(q, k, v, both(_offsets_mask(T, lo + 1, hi - (not causal))))):
         return (
@@ -125,6 +156,14 @@ def _diagnose(got: Tensor, q: Tensor, k: Tensor, v: Tensor, w: int, causal: bool
                 "your band is one-sided and looks ahead: with causal=False frame t sees "
                 "t - w .. t + w; yours sees only t .. t + w."
             )
+    return None
+
+
+def _causal_mistake(
+    got: Tensor, q: Tensor, k: Tensor, v: Tensor, w: int, causal: bool, real
+) -> str | None:
+    """The causal band two-sided, transposed, or without the frame itself."""
+    T, here, pad, band, lo, hi, both = _context(q, w, causal, real)
     if causal:
         if _same(got, _masked(q, k, v, both(band_mask(T, w)))):
             return (
@@ -141,6 +180,18 @@ def _diagnose(got: Tensor, q: Tensor, k: Tensor, v: Tensor, w: int, causal: bool
                 "frame t does not see itself: the causal band is t - w .. t, both ends included "
                 "(w + 1 keys); yours stops at t - 1."
             )
+    return None
+
+
+def _padding_mistake(
+    got: Tensor, q: Tensor, k: Tensor, v: Tensor, w: int, causal: bool, real
+) -> str | None:
+    """key_padding unused, inverted, or laid on the queries."""
+    T, here, pad, band, lo, hi, both = _context(q, w, causal, real)
+    if pad is not None:  # a frame sees no key: a -1e9 fill attends to all its keys
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, H, T, T)
+        if _same(got, torch.softmax(scores.masked_fill(~both(band), -1e9), dim=-1) @ v):
+            return say(MASKING, "softmax-minus-1e9")
     if pad is not None:
         if _same(got, _masked(q, k, v, band)):
             return (
@@ -154,6 +205,14 @@ def _diagnose(got: Tensor, q: Tensor, k: Tensor, v: Tensor, w: int, causal: bool
                 "key_padding masks the queries instead of the keys: a padding frame must not be "
                 "seen as a key by any frame; use key_padding[:, None, None, :] (B, 1, 1, T)."
             )
+    return None
+
+
+def _edges_or_difference(
+    got: Tensor, q: Tensor, k: Tensor, v: Tensor, w: int, causal: bool, real
+) -> str | None:
+    """The ends of the sequence wrong, or the difference described."""
+    T, here, pad, band, lo, hi, both = _context(q, w, causal, real)
     if real is None:
         for edge, what in (
             ("zeros", "the zero padding you add in front of (and behind) the sequence takes part "

@@ -134,7 +134,19 @@ def _with_weights(q, k, v, window, causal=False, key_padding=None):
     return attention(q.float(), k.float(), v.float(), mask)  # float32 is fine
 
 
+def banded_minus_1e9(q, k, v, window, causal=False, key_padding=None):
+    """A -1e9 fill: a frame whose keys are all padding attends to all of them."""
+    allowed = band_mask(q.shape[-2], window, causal)
+    if key_padding is not None:
+        allowed = allowed & key_padding[:, None, None, :]
+    scores = (q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5).masked_fill(~allowed, -1e9)
+    return scores.softmax(-1) @ v
+
+
 MISTAKES = [
+    Mistake(
+        check.check_banded_attention, "banded-minus-1e9", banded_minus_1e9, "(-1e9) instead of -inf"
+    ),
     Mistake(
         CHECK,
         "banded-too-narrow",
