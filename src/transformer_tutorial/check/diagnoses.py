@@ -113,7 +113,7 @@ LOSS = {
     "({sentences}) once more.",
 }
 
-MESSAGES = {
+LOSS_MESSAGES = {
     "loss-negative": "the loss is {got:.6f}, negative: a cross-entropy -log p is never below "
     "0. Did the raw logits go into nll_loss (it expects log-probabilities: log_softmax first)?",
     "loss-ratio": "the loss is {got:.6f}, expected {want:.6f}: {ratio:.3f} times the right "
@@ -160,7 +160,7 @@ def loss_described(got: float, want: float, real: Tensor) -> str:
     equals one of the batch's counts (tokens / sentences, positions / tokens)."""
     n = counts(real)
     if got < 0:
-        return say(MESSAGES, "loss-negative", got=got)
+        return say(LOSS_MESSAGES, "loss-negative", got=got)
     ratio = got / want if want else float("inf")
     relation = ""
     for key, value in (
@@ -168,8 +168,9 @@ def loss_described(got: float, want: float, real: Tensor) -> str:
         ("relation-positions", n["positions"] / n["tokens"]),
     ):
         if min(abs(ratio - value), abs(1 / ratio - value)) < 1e-4 * value:
-            relation = say(MESSAGES, key, **n)
-    return say(MESSAGES, "loss-ratio", got=got, want=want, ratio=ratio, relation=relation)
+            relation = say(LOSS_MESSAGES, key, **n)
+    return say(LOSS_MESSAGES, "loss-ratio", got=got, want=want, ratio=ratio, relation=relation)
 
 
 MISTAKES = MASKING | LOSS  # every mistake these diagnoses name
+MESSAGES = MASKING_MESSAGES | LOSS_MESSAGES  # and every difference they describe

@@ -57,3 +57,32 @@ def all_messages() -> dict[str, str]:
         for table in ("MISTAKES", "MESSAGES")
         for key, template in getattr(module, table, {}).items()
     }
+
+
+def update_catalog(po_path=None) -> None:
+    """Bring ``locale/zh_CN/LC_MESSAGES/checker.po`` in step with the templates, as msgmerge
+    does: a new template gets an empty translation, a removed one is marked obsolete."""
+    import polib
+
+    from .verdict import LOCALE_DIR
+
+    path = po_path or LOCALE_DIR / "zh_CN" / "LC_MESSAGES" / "checker.po"
+    catalog = polib.pofile(str(path)) if path.exists() else polib.POFile()
+    catalog.metadata = catalog.metadata or {
+        "Project-Id-Version": "transformer_tutorial.check",
+        "Language": "zh_CN",
+        "MIME-Version": "1.0",
+        "Content-Type": "text/plain; charset=utf-8",
+        "Content-Transfer-Encoding": "8bit",
+    }
+    templates: dict[str, list[str]] = {}
+    for key, template in all_messages().items():
+        templates.setdefault(template, []).append(key)
+    for entry in catalog:
+        entry.obsolete = entry.msgid not in templates
+    known = {entry.msgid for entry in catalog}
+    for template, keys in templates.items():
+        if template not in known:
+            catalog.append(polib.POEntry(msgid=template, msgstr="", comment=" ".join(keys)))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    catalog.save(str(path))

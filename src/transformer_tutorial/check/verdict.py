@@ -14,7 +14,7 @@ from pathlib import Path
 
 POLARITY = "in this book a mask is True where a query *may attend*"
 
-LOCALE_DIR = Path(__file__).resolve().parents[3] / "locale"  # the repository's locale/
+LOCALE_DIR = Path(__file__).resolve().parents[1] / "locale"  # the package's own catalogs
 _LANGUAGE_VARIABLE = "TRANSFORMER_TUTORIAL_LANG"
 _language: str | None = None  # set_language's choice; None: the environment decides
 

@@ -1,0 +1,62 @@
+"""The verdicts in Chinese: every template is a message of the package's checker.po (zh_CN),
+a translation keeps the template's fields, and set_language (or TRANSFORMER_TUTORIAL_LANG) asks
+for it; English stays the default."""
+
+from __future__ import annotations
+
+import string
+
+import polib
+import pytest
+import torch
+
+from transformer_tutorial import check
+from transformer_tutorial.check import families
+from transformer_tutorial.check.verdict import LOCALE_DIR
+
+CATALOG = LOCALE_DIR / "zh_CN" / "LC_MESSAGES" / "checker.po"
+
+
+def no_eps(x):
+    mean = x.mean(-1, keepdim=True)
+    return (x - mean) / x.var(-1, keepdim=True, unbiased=False).sqrt()
+
+
+def fields(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def test_every_template_is_in_the_catalog():
+    msgids = {e.msgid for e in polib.pofile(str(CATALOG)) if not e.obsolete}
+    missing = set(families.all_messages().values()) - msgids
+    assert not missing, (
+        f"{len(missing)} templates are not in {CATALOG.name}: run "
+        "families.update_catalog() and translate them"
+    )
+
+
+def test_a_translation_keeps_the_fields_of_its_template():
+    for entry in polib.pofile(str(CATALOG)):
+        if entry.translated():
+            assert fields(entry.msgstr) == fields(entry.msgid), entry.msgid
+
+
+@pytest.fixture
+def chinese():
+    check.set_language("zh_CN")
+    yield
+    check.set_language(None)
+
+
+def test_set_language_says_the_verdict_in_chinese(chinese, capsys):
+    verdict = check.check_layer_norm(no_eps)
+    assert verdict.mistake == "norm-no-eps"
+    assert verdict.message.startswith("缺少 eps"), verdict.message
+    verdict = check.check_feed_forward(torch.nn.Linear(2, 2))
+    assert "检查期望类本身" in verdict.message, verdict.message
+
+
+def test_english_is_the_default_and_the_environment_can_ask(monkeypatch, capsys):
+    assert check.check_layer_norm(no_eps).message.startswith("eps is missing")
+    monkeypatch.setenv("TRANSFORMER_TUTORIAL_LANG", "zh_CN")
+    assert check.check_layer_norm(no_eps).message.startswith("缺少 eps")
