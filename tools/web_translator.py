@@ -124,6 +124,7 @@ def model_script(pair: str, checkpoint: Path) -> tuple[str, dict]:
         "step": meta.get("step"),
         "length_penalty": length_penalty,
         "weights": "fp16",
+        "max_len": config.max_len,
         "parameters": sum(int(v.numel()) for k, v in state.items() if k in index),
     }
     data = {
@@ -223,3 +224,30 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def reference_greedy(
+    checkpoint: str | Path, sentences: list[str]
+) -> tuple[list[list[int]], list[str]]:
+    """What the Python translator writes for ``sentences`` with greedy search, on the weights
+    rounded to fp16 as the page reads them: the output ids (up to EOS, included) and the texts.
+    For an fp16 checkpoint (the shipped models) this is exactly
+    ``python -m transformer_tutorial.translate --checkpoint <checkpoint>``."""
+    import torch
+
+    from transformer_tutorial.decoding import greedy_decode
+    from transformer_tutorial.sequences import BOS_ID, EOS_ID, pad_sequences
+    from transformer_tutorial.tokens import decode, encode
+    from transformer_tutorial.translator.checkpoint import load_checkpoint
+
+    model, config, tokenizer, _ = load_checkpoint(checkpoint)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(p.half().float())
+    ids = [s[: config.max_len - 1] + [EOS_ID] for s in encode(tokenizer, sentences)]
+    out = []
+    for start in range(0, len(ids), 64):
+        src, _ = pad_sequences(ids[start : start + 64], pad_value=config.pad_id)
+        for row in greedy_decode(model, src, None, BOS_ID, EOS_ID).tolist():
+            out.append(row[: row.index(EOS_ID) + 1] if EOS_ID in row else row)
+    return out, [decode(tokenizer, row) for row in out]

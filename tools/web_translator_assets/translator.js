@@ -214,20 +214,26 @@
     var y = sub(h); addInto(x, y);
     return this.c.norm_first ? x : layerNorm(x, W[pre + "norm" + n + ".weight"], W[pre + "norm" + n + ".bias"]);
   };
-  Model.prototype.encode = function (src) {
-    var self = this, W = this.W, xs = src.map(function (id, p) { return self.embed(W["src_embed.embedding.weight"], id, p); });
-    for (var l = 0; l < this.c.num_encoder_layers; l++) {
-      var pre = "encoder.layers." + l + ".", c = this.c, hs = xs.map(function (x) { return c.norm_first ? layerNorm(x, W[pre + "norm1.weight"], W[pre + "norm1.bias"]) : x; });
-      var K = hs.map(function (h) { return self.proj(pre + "self_attn.", "k", h); }), V = hs.map(function (h) { return self.proj(pre + "self_attn.", "v", h); });
-      xs = xs.map(function (x, i) {
-        var a = self.attend(self.proj(pre + "self_attn.", "q", hs[i]), K, V, false).out;
-        var y = linear(a, W[pre + "self_attn.out_proj.weight"], W[pre + "self_attn.out_proj.bias"], self.D, self.D);
-        addInto(x, y);
+  // The encoder, one position at a time within each block (yielding to the page now and then).
+  Model.prototype.encode = async function (src) {
+    var self = this, W = this.W, c = this.c, D = this.D, xs = [];
+    for (var p = 0; p < src.length; p++) xs.push(this.embed(W["src_embed.embedding.weight"], src[p], p));
+    for (var l = 0; l < c.num_encoder_layers; l++) {
+      var pre = "encoder.layers." + l + ".", hs = [], K = [], V = [], i, w;
+      for (i = 0; i < xs.length; i++) {
+        hs.push(c.norm_first ? layerNorm(xs[i], W[pre + "norm1.weight"], W[pre + "norm1.bias"]) : xs[i]);
+        K.push(this.proj(pre + "self_attn.", "k", hs[i])); V.push(this.proj(pre + "self_attn.", "v", hs[i]));
+        w = breathe(); if (w) await w;
+      }
+      for (i = 0; i < xs.length; i++) {
+        var x = xs[i], a = this.attend(this.proj(pre + "self_attn.", "q", hs[i]), K, V, false).out;
+        addInto(x, linear(a, W[pre + "self_attn.out_proj.weight"], W[pre + "self_attn.out_proj.bias"], D, D));
         if (!c.norm_first) x = layerNorm(x, W[pre + "norm1.weight"], W[pre + "norm1.bias"]);
-        return self.block(pre, 2, x, function (h) { return self.ffn(pre, h); });
-      });
+        xs[i] = this.block(pre, 2, x, function (h) { return self.ffn(pre, h); });
+        w = breathe(); if (w) await w;
+      }
     }
-    if (this.c.norm_first) xs = xs.map(function (x) { return layerNorm(x, W["encoder.norm.weight"], W["encoder.norm.bias"]); });
+    if (c.norm_first) xs = xs.map(function (x) { return layerNorm(x, W["encoder.norm.weight"], W["encoder.norm.bias"]); });
     return xs;
   };
   // The cross-attention keys and values of every decoder block, projected once per sentence.
@@ -279,7 +285,7 @@
   // decoding.greedy_decode for one sentence: the most probable token (padding excluded) until
   // EOS or the limit (source length with EOS + 50, at most max_len).
   async function greedy(model, src) {
-    var limit = Math.min(src.length + 50, model.c.max_len), mem = model.memoryKV(model.encode(src));
+    var limit = Math.min(src.length + 50, model.c.max_len), mem = model.memoryKV(await model.encode(src));
     var cache = model.newCache(), out = [], tok = BOS;
     for (var t = 1; t <= limit; t++) {
       var w = breathe(); if (w) await w;
@@ -300,7 +306,7 @@
   // decoding.beam_search for one sentence: K hypotheses ranked by log P / ((5 + |Y|) / 6)^alpha;
   // a finished hypothesis is extended by padding only, at no cost, and keeps competing.
   async function beam(model, src, K, alpha) {
-    var limit = Math.min(src.length + 50, model.c.max_len), mem = model.memoryKV(model.encode(src));
+    var limit = Math.min(src.length + 50, model.c.max_len), mem = model.memoryKV(await model.encode(src));
     var V = model.V, pad = model.c.pad_id;
     function lp(n) { return Math.pow((5 + n) / 6, alpha); }
     var hyps = [];
@@ -339,9 +345,9 @@
   }
   // The cross-attention of an output: the decoder reads BOS and the output, and every block's
   // heads record where each output token's query looks in the source. (L, H, T, S)
-  function crossAttention(model, src, out) {
-    var mem = model.memoryKV(model.encode(src)), cache = model.newCache(), rows = [], prev = BOS;
-    for (var t = 0; t < out.length; t++) { var cross = []; model.step(prev, t, cache, mem, cross); rows.push(cross); prev = out[t]; }
+  async function crossAttention(model, src, out) {
+    var mem = model.memoryKV(await model.encode(src)), cache = model.newCache(), rows = [], prev = BOS;
+    for (var t = 0; t < out.length; t++) { var cross = [], w = breathe(); if (w) await w; model.step(prev, t, cache, mem, cross); rows.push(cross); prev = out[t]; }
     var L = model.c.num_decoder_layers, H = model.H, W = [];
     for (var l = 0; l < L; l++) { var hl = []; for (var h = 0; h < H; h++) hl.push(rows.map(function (r) { return r[l][h]; })); W.push(hl); }
     return W;
@@ -528,7 +534,7 @@
         if (todo.length > 1) msgs.push(T.lines);
         msgs.forEach(function (s) { notes.appendChild(el("p", null, s)); });
         if (first.shown.length) {
-          var W = crossAttention(m.model, first.src, first.shown);
+          var W = await crossAttention(m.model, first.src, first.shown);
           viewBox.appendChild(attentionView(W, first.shown.map(function (t) { return m.tgt.vocab[t]; }), first.src.map(function (t) { return m.src.vocab[t]; })));
         }
       } catch (e) {
