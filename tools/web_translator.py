@@ -67,7 +67,7 @@ def tokenizer_data(path: Path) -> dict:
     """What the page's tokenizer port needs from a tokenizer.json: the vocabulary by id, the
     merges, and a check that the pipeline is the one it implements."""
     t = json.loads(path.read_text(encoding="utf-8"))
-    model, pre = t["model"], t["pre_tokenizer"]
+    model, pre = t["model"], t.get("pre_tokenizer") or {}
     steps = [p["type"] for p in pre.get("pretokenizers", [pre])]
     ok = (
         model["type"] == "BPE"
@@ -76,9 +76,9 @@ def tokenizer_data(path: Path) -> dict:
         and not model.get("byte_fallback")
         and not model.get("fuse_unk")
         and model.get("dropout") is None
-        and t["normalizer"]["type"] in ("NFC", "NFKC")
+        and (t.get("normalizer") or {}).get("type") in ("NFC", "NFKC")
         and steps == ["Metaspace", "Punctuation"]
-        and t["decoder"]["type"] == "Metaspace"
+        and (t.get("decoder") or {}).get("type") == "Metaspace"
     )
     if not ok:
         raise SystemExit(f"error: {path} uses a tokenizer pipeline the page does not implement.")
