@@ -68,7 +68,7 @@ def tokenizer_data(path: Path) -> dict:
     merges, and a check that the pipeline is the one it implements."""
     t = json.loads(path.read_text(encoding="utf-8"))
     model, pre = t["model"], t.get("pre_tokenizer") or {}
-    steps = [p["type"] for p in pre.get("pretokenizers", [pre])]
+    steps = [p.get("type") for p in pre.get("pretokenizers", [pre])]
     ok = (
         model["type"] == "BPE"
         and not model.get("continuing_subword_prefix")
