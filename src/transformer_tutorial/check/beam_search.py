@@ -204,11 +204,11 @@ _BEAM_MISTAKES = {
     "The usual cause is beams that start as copies of one hypothesis -- at the first step there "
     "is only BOS: let one hypothesis grow from it (the others start at log-probability -inf), so "
     "that the first step keeps beam_size different tokens.",
-    "no-penalty": "the length penalty is not applied: your output is what ranking by log P alone "
-    f"gives (length_penalty = 0). Rank each hypothesis by log P(Y) / lp(Y), {_LP}, |Y| its "
-    "length with EOS. If you do divide by lp, a finished hypothesis's length must stop growing "
-    "(the PAD after its EOS does not count): when every hypothesis has the same length, the "
-    "penalty changes nothing.",
+    "no-penalty": "the length penalty has no effect: your output is what ranking by log P alone "
+    f"gives (length_penalty = 0). Either the length penalty is not applied -- rank each "
+    f"hypothesis by log P(Y) / lp(Y), {_LP}, |Y| its length with EOS -- or |Y| keeps growing "
+    "after a hypothesis's EOS (the PAD that follows must not count): when every hypothesis has "
+    "the same length, the penalty changes nothing.",
     "penalty-at-end": "the length penalty is applied only to choose among the final "
     "hypotheses: during the search yours ranks by log P alone, so short hypotheses push the "
     "long ones out of the beam early. Rank every step's candidates by log P(Y) / lp(Y).",

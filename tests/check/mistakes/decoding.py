@@ -291,8 +291,8 @@ def beam_stops_at_first_sentence(model, src, beam_size, max_len, **kwargs):
 
 _BEAM = [
     ("copies", "copies of one hypothesis"),
-    ("no-penalty", "length penalty is not applied"),
-    ("pad-in-length", "length penalty is not applied"),
+    ("no-penalty", "the length penalty is not applied"),
+    ("pad-in-length", "keeps growing after a hypothesis's EOS"),
     ("penalty-at-end", "applied only to choose among the final hypotheses"),
     ("pick-by-log-p", "the final choice takes the hypothesis with the highest log P"),
     ("penalty-carried", "the length penalty compounds"),
