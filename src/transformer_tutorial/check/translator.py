@@ -102,6 +102,94 @@ def _averaged(fn: Callable, states: list[StateDict]) -> StateDict:
         raise
 
 
+def _expect_inputs_untouched(states: list[StateDict], before: list[StateDict]) -> None:
+    """The checkpoints given are left as they were."""
+    for s, b in zip(states, before, strict=True):
+        if any(not torch.equal(s[k], b[k]) for k in b):
+            changed = sorted(k for k in b if not torch.equal(s[k], b[k]))
+            raise Wrong(
+                f"your function changed the checkpoints it was given, in place ({changed} "
+                "of a checkpoint are no longer what was saved): accumulate into new "
+                "tensors (sum(...) or torch.stack(...) make them), never into an input."
+            )
+
+
+def _expect_names_and_shapes(got: object, states: list[StateDict]) -> None:
+    """A state dict with the checkpoints' names, each a tensor of its shape."""
+    if not isinstance(got, dict):
+        raise Wrong(f"return a dict name -> tensor (a state dict); got {type(got).__name__}.")
+    missing = [k for k in states[-1] if k not in got]
+    if missing:
+        tied = (" -- the two tied names share one tensor in a checkpoint, and a state dict "
+                "needs both") if set(missing) & set(_TIED) else ""  # fmt: skip
+        raise Wrong(f"the result lacks {missing}{tied}: load_state_dict would refuse it.")
+    extra = [k for k in got if k not in states[-1]]
+    if extra:
+        raise Wrong(f"the result has names no checkpoint has: {extra}.")
+    for name, tensor in got.items():
+        if not isinstance(tensor, Tensor):
+            raise Wrong(f"`{name}` should be a tensor, got {type(tensor).__name__}.")
+        if tensor.shape != states[-1][name].shape:
+            raise Wrong(f"`{name}` has shape {tuple(tensor.shape)}, expected "
+                        f"{tuple(states[-1][name].shape)}.")  # fmt: skip
+
+
+def _expect_counter(got: StateDict, states: list[StateDict]) -> None:
+    """The integer buffer kept as the newest checkpoint has it."""
+    counter = got[_COUNTER]
+    if counter.is_floating_point():
+        raise Wrong(
+            f"`{_COUNTER}`, an integer buffer (a step counter), comes back as "
+            f"{counter.dtype}: it was averaged as floats. Keep an integer buffer as the "
+            "newest checkpoint has it, in its own dtype."
+        )
+    if counter.dtype != torch.int64:
+        raise Wrong(f"`{_COUNTER}` comes back as {counter.dtype}; it was torch.int64.")
+    if not torch.equal(counter, states[-1][_COUNTER]):
+        steps = [int(s[_COUNTER]) for s in states]
+        raise Wrong(
+            f"`{_COUNTER}` is {counter.item()}; the checkpoints were saved at steps {steps}. "
+            "An integer buffer (a step counter) is not a weight to average: keep the "
+            f"newest checkpoint's, {steps[-1]}."
+        )
+
+
+def _expect_means(got: StateDict, states: list[StateDict], K: int) -> None:
+    """Every weight the mean of the checkpoints', in its own dtype; the tied ones too."""
+    for name, tensor in got.items():
+        if name != _COUNTER and tensor.dtype != states[-1][name].dtype:
+            raise Wrong(
+                f"`{name}` comes back as {tensor.dtype} from {states[-1][name].dtype} "
+                "weights: the average must keep the weights' dtype (a float64 state dict "
+                "doubles the checkpoint and changes the model it is loaded into)."
+            )
+    untied = [k for k in states[-1] if k not in _TIED and k != _COUNTER]
+    for name in untied:
+        if not close(got[name].double(), _mean_of(states, name)):
+            _name_wrong_values(states, got[name], name)
+            raise Wrong(f"`{name}` is not the mean of the {K} checkpoints' `{name}`.")
+    for name in _TIED:
+        if not close(got[name].double(), _mean_of(states, name)):
+            _name_wrong_values(states, got[name], name)
+            raise Wrong(
+                f"the tied weights {list(_TIED)} come out wrong although every other "
+                "weight is right. In a checkpoint they are one tensor under two names; "
+                "accumulating in place into a copy that keeps them shared (copy.deepcopy "
+                "does) adds and divides that tensor once for each name."
+            )
+
+
+def _expect_no_shared_memory(got: StateDict, inputs: set, K: int) -> None:
+    """New tensors: nothing shares memory with the inputs."""
+    shared = sorted(k for k, t in got.items() if t.untyped_storage().data_ptr() in inputs)
+    if shared:
+        raise Wrong(
+            f"with K = {K}, {shared} of the result share memory with the checkpoints you "
+            "were given (a view or the same tensor): training from the average would "
+            "change a saved checkpoint. Return new tensors (.clone())."
+        )
+
+
 @check("checkpoint averaging", call="fn(state_dicts)")
 def check_average_checkpoints(fn: Callable[[list[StateDict]], StateDict]) -> Verdict:
     """``fn(state_dicts) -> state_dict``: for each name, the mean of that weight over the
@@ -113,74 +201,11 @@ def check_average_checkpoints(fn: Callable[[list[StateDict]], StateDict]) -> Ver
         before = [{k: v.clone() for k, v in s.items()} for s in states]
         inputs = _storages(states)
         got = _averaged(fn, states)
-        for s, b in zip(states, before, strict=True):
-            if any(not torch.equal(s[k], b[k]) for k in b):
-                changed = sorted(k for k in b if not torch.equal(s[k], b[k]))
-                raise Wrong(
-                    f"your function changed the checkpoints it was given, in place ({changed} "
-                    "of a checkpoint are no longer what was saved): accumulate into new "
-                    "tensors (sum(...) or torch.stack(...) make them), never into an input."
-                )
-        if not isinstance(got, dict):
-            raise Wrong(f"return a dict name -> tensor (a state dict); got {type(got).__name__}.")
-        missing = [k for k in states[-1] if k not in got]
-        if missing:
-            tied = (" -- the two tied names share one tensor in a checkpoint, and a state dict "
-                    "needs both") if set(missing) & set(_TIED) else ""  # fmt: skip
-            raise Wrong(f"the result lacks {missing}{tied}: load_state_dict would refuse it.")
-        extra = [k for k in got if k not in states[-1]]
-        if extra:
-            raise Wrong(f"the result has names no checkpoint has: {extra}.")
-        for name, tensor in got.items():
-            if not isinstance(tensor, Tensor):
-                raise Wrong(f"`{name}` should be a tensor, got {type(tensor).__name__}.")
-            if tensor.shape != states[-1][name].shape:
-                raise Wrong(f"`{name}` has shape {tuple(tensor.shape)}, expected "
-                            f"{tuple(states[-1][name].shape)}.")  # fmt: skip
-        counter = got[_COUNTER]
-        if counter.is_floating_point():
-            raise Wrong(
-                f"`{_COUNTER}`, an integer buffer (a step counter), comes back as "
-                f"{counter.dtype}: it was averaged as floats. Keep an integer buffer as the "
-                "newest checkpoint has it, in its own dtype."
-            )
-        if counter.dtype != torch.int64:
-            raise Wrong(f"`{_COUNTER}` comes back as {counter.dtype}; it was torch.int64.")
-        if not torch.equal(counter, states[-1][_COUNTER]):
-            steps = [int(s[_COUNTER]) for s in states]
-            raise Wrong(
-                f"`{_COUNTER}` is {counter.item()}; the checkpoints were saved at steps {steps}. "
-                "An integer buffer (a step counter) is not a weight to average: keep the "
-                f"newest checkpoint's, {steps[-1]}."
-            )
-        for name, tensor in got.items():
-            if name != _COUNTER and tensor.dtype != states[-1][name].dtype:
-                raise Wrong(
-                    f"`{name}` comes back as {tensor.dtype} from {states[-1][name].dtype} "
-                    "weights: the average must keep the weights' dtype (a float64 state dict "
-                    "doubles the checkpoint and changes the model it is loaded into)."
-                )
-        untied = [k for k in states[-1] if k not in _TIED and k != _COUNTER]
-        for name in untied:
-            if not close(got[name].double(), _mean_of(states, name)):
-                _name_wrong_values(states, got[name], name)
-                raise Wrong(f"`{name}` is not the mean of the {K} checkpoints' `{name}`.")
-        for name in _TIED:
-            if not close(got[name].double(), _mean_of(states, name)):
-                _name_wrong_values(states, got[name], name)
-                raise Wrong(
-                    f"the tied weights {list(_TIED)} come out wrong although every other "
-                    "weight is right. In a checkpoint they are one tensor under two names; "
-                    "accumulating in place into a copy that keeps them shared (copy.deepcopy "
-                    "does) adds and divides that tensor once for each name."
-                )
-        shared = sorted(k for k, t in got.items() if t.untyped_storage().data_ptr() in inputs)
-        if shared:
-            raise Wrong(
-                f"with K = {K}, {shared} of the result share memory with the checkpoints you "
-                "were given (a view or the same tensor): training from the average would "
-                "change a saved checkpoint. Return new tensors (.clone())."
-            )
+        _expect_inputs_untouched(states, before)
+        _expect_names_and_shapes(got, states)
+        _expect_counter(got, states)
+        _expect_means(got, states, K)
+        _expect_no_shared_memory(got, inputs, K)
     return (
         "the mean of every weight over K = 3, 2 and 1 checkpoints, in the weights' dtype; "
         "the step counter kept, the inputs untouched, no memory shared with them."
