@@ -198,3 +198,29 @@ def test_the_readme_table_names_every_script_and_nothing_else():
     named = set(re.findall(r"^\| `([\w.]+)` \|", table, flags=re.MULTILINE))
     scripts = {p.name for p in (ROOT / "benchmarks").iterdir() if p.suffix in (".py", ".sh")}
     assert named == scripts - {"common.py"}, sorted(named ^ (scripts - {"common.py"}))
+
+
+@pytest.mark.browser
+def test_web_translator_weighs_and_times_the_page_against_pytorch(bench, tmp_path, capsys):
+    import torch
+
+    from transformer_tutorial.tokens import train_tokenizer
+    from transformer_tutorial.transformer import Transformer, TransformerConfig
+    from transformer_tutorial.translator.checkpoint import save_checkpoint
+    from transformer_tutorial.translator.vocab import TokenizerPair
+
+    torch.manual_seed(0)
+    de, en = ["Ein Hund läuft auf der Straße."] * 4, ["A dog runs on the street."] * 4
+    pair = TokenizerPair(train_tokenizer(de, 40, 1), train_tokenizer(en, 40, 1))
+    sizes = {"src_vocab_size": pair.source.get_vocab_size(), "tgt_vocab_size": 40}
+    config = TransformerConfig(**sizes, d_model=16, num_heads=2, num_encoder_layers=1,
+                               num_decoder_layers=1, d_ff=32, max_len=64, norm_first=True)  # fmt: skip
+    ckpt = save_checkpoint(tmp_path, Transformer(config), config, pair, step=3)
+    payload = bench("web_translator").main(
+        ["--de-en", str(ckpt), "--sentences", "3", "--beam", "1", "2"]
+    )
+    out = capsys.readouterr().out
+    assert "| de-en.js |" in out and "ms/sentence beam 2" in out
+    row = payload["page"]["pairs"][0]
+    assert row["greedy_equal_tokens"] == 1.0 and row["ms_per_sentence_beam1"] > 0
+    assert row["console_errors"] == [] and payload["page"]["bytes"]["de-en.js"] > 0

@@ -58,10 +58,17 @@ test_sentences.__test__ = False  # a helper, not a test
 
 def python_greedy(checkpoint: str, sentences: list[str]) -> tuple[list[list[int]], list[str]]:
     """The Python translator's greedy ids and texts on the page's (fp16) weights."""
-    sys.path.insert(0, str(ROOT / "tools"))
-    from web_translator import reference_greedy
+    import importlib.util
 
-    return reference_greedy(checkpoint, sentences)
+    tool = sys.modules.get("tools_web_translator")
+    if tool is None:
+        spec = importlib.util.spec_from_file_location(
+            "tools_web_translator", ROOT / "tools" / "web_translator.py"
+        )
+        tool = importlib.util.module_from_spec(spec)
+        sys.modules["tools_web_translator"] = tool
+        spec.loader.exec_module(tool)
+    return tool.reference_greedy(checkpoint, sentences)
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,23 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
-import web_translator  # noqa: E402
+
+
+def _load_tool():
+    """tools/web_translator.py, under a name of its own (benchmarks/ has a script of the same
+    name)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "tools_web_translator", ROOT / "tools" / "web_translator.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["tools_web_translator"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+web_translator = sys.modules.get("tools_web_translator") or _load_tool()
 
 
 @pytest.fixture(scope="module")
