@@ -188,6 +188,66 @@ def _more_teacher_forcing_variants(model: Seq2Seq, src, lengths, tgt_out):
 # --- one step of the Bahdanau decoder (chapter 7) -------------------------------------------------
 
 
+def _expect_weights(weights: Tensor, want: Tensor, attend: Callable, state: Tensor,
+                    new_state: Tensor, src_mask: Tensor) -> None:  # fmt: skip
+    """The weights: a distribution over the real source positions, asked by s'_{t-1}."""
+    B, S = src_mask.shape
+    sums = weights.sum(-1)  # (B,)
+    if not close(sums, torch.ones(B)):
+        real = weights.masked_select(src_mask)  # (NaN where one -inf was softmaxed alone)
+        if close(real, torch.ones_like(real)):
+            raise Wrong(
+                "every weight is 1: the softmax ran over an axis of size 1 (the trailing "
+                "axis of scores (B, S, 1), or the query axis of (B, 1, S)); it runs over "
+                "the S source positions."
+            )
+        if close(weights.sum(0), torch.ones(S)):
+            raise Wrong("the weights sum to 1 over the batch (softmax over axis 0); each "
+                        "row must sum to 1 over the source positions.")  # fmt: skip
+        raise Wrong(f"each row of weights should sum to 1 over the source positions; the "
+                    f"sums are {[round(x, 4) for x in sums.tolist()]}.")  # fmt: skip
+    if (weights.masked_select(~src_mask).abs() > 1e-7).any():
+        if close(weights, attend(last_hidden(state), None)[1]):
+            raise Wrong(
+                "padding gets weight: the source mask is not used, so a sentence's context "
+                "depends on its neighbours' lengths. Pass src_mask (True = real token) to the "
+                "attention, so padded positions get weight exactly 0."
+            )
+        raise Wrong("padded source positions get weight; they must get exactly 0.")
+    if not close(weights, want):
+        if close(weights, attend(new_state[-1])[1]):
+            raise Wrong(
+                "the query is the new state s'_t (Luong's order); Bahdanau's decoder asks "
+                "with the previous state s'_{t-1}, before the recurrent step, and feeds the "
+                "context c_t into that step."
+            )
+        raise Wrong("the weights should be the additive attention of the previous state "
+                    "s'_{t-1} (query) over the encoder states (keys and values).")  # fmt: skip
+
+
+def _expect_state_and_logits(decoder, prev: Tensor, state: Tensor, attend: Callable,
+                             got: tuple[Tensor, Tensor], want: tuple[Tensor, Tensor]) -> None:  # fmt: skip
+    """The new state from [y_{t-1}; c_t], the logits from [s'_t; c_t]."""
+    new_state, logits = got
+    want_state, want_logits = want
+    context, _ = attend(last_hidden(state))  # (B, 1, D)
+    with torch.no_grad():
+        y = decoder.embedding(prev)[:, None]  # (B, 1, E)
+        without = [decoder.rnn(torch.cat([y, c], -1), state)[1] for c in
+                   (torch.zeros_like(context), last_hidden(state)[:, None])]  # fmt: skip
+    if not close(new_state, want_state):
+        if any(close(new_state, s) for s in without):
+            raise Wrong(
+                "the context c_t is not fed to the recurrent layer: its input is "
+                "[y_{t-1}; c_t], the embedding of the previous token beside the context."
+            )
+        raise Wrong("the weights are right but the new state is not: "
+                    "s'_t = rnn([y_{t-1}; c_t], s'_{t-1}).")  # fmt: skip
+    if not close(logits, want_logits):
+        raise Wrong("the state is right but the logits are not: they come from "
+                    "out([s'_t; c_t]), the new state beside the context.")  # fmt: skip
+
+
 @check("Bahdanau decoder step", call="fn(decoder, prev, state, memory, src_mask)")
 def check_bahdanau_step(fn: Callable[..., tuple]) -> Verdict:
     """``fn(decoder, prev, state, memory, src_mask) -> (logits, state, weights)``: one step of
@@ -225,52 +285,8 @@ def check_bahdanau_step(fn: Callable[..., tuple]) -> Verdict:
             )  # (B, 1, D), (B, 1, S)
         return context, w[:, 0]
 
-    sums = weights.sum(-1)  # (B,)
-    if not close(sums, torch.ones(B)):
-        real = weights.masked_select(src_mask)  # (NaN where one -inf was softmaxed alone)
-        if close(real, torch.ones_like(real)):
-            raise Wrong(
-                "every weight is 1: the softmax ran over an axis of size 1 (the trailing "
-                "axis of scores (B, S, 1), or the query axis of (B, 1, S)); it runs over "
-                "the S source positions."
-            )
-        if close(weights.sum(0), torch.ones(S)):
-            raise Wrong("the weights sum to 1 over the batch (softmax over axis 0); each "
-                        "row must sum to 1 over the source positions.")  # fmt: skip
-        raise Wrong(f"each row of weights should sum to 1 over the source positions; the "
-                    f"sums are {[round(x, 4) for x in sums.tolist()]}.")  # fmt: skip
-    if (weights.masked_select(~src_mask).abs() > 1e-7).any():
-        if close(weights, attend(last_hidden(state), None)[1]):
-            raise Wrong(
-                "padding gets weight: the source mask is not used, so a sentence's context "
-                "depends on its neighbours' lengths. Pass src_mask (True = real token) to the "
-                "attention, so padded positions get weight exactly 0."
-            )
-        raise Wrong("padded source positions get weight; they must get exactly 0.")
-    if not close(weights, want_weights):
-        if close(weights, attend(new_state[-1])[1]):
-            raise Wrong(
-                "the query is the new state s'_t (Luong's order); Bahdanau's decoder asks "
-                "with the previous state s'_{t-1}, before the recurrent step, and feeds the "
-                "context c_t into that step."
-            )
-        raise Wrong("the weights should be the additive attention of the previous state "
-                    "s'_{t-1} (query) over the encoder states (keys and values).")  # fmt: skip
-    context, _ = attend(last_hidden(state))  # (B, 1, D)
-    with torch.no_grad():
-        y = decoder.embedding(prev)[:, None]  # (B, 1, E)
-        without = [decoder.rnn(torch.cat([y, c], -1), state)[1] for c in
-                   (torch.zeros_like(context), last_hidden(state)[:, None])]  # fmt: skip
-    if not close(new_state, want_state):
-        if any(close(new_state, s) for s in without):
-            raise Wrong(
-                "the context c_t is not fed to the recurrent layer: its input is "
-                "[y_{t-1}; c_t], the embedding of the previous token beside the context."
-            )
-        raise Wrong("the weights are right but the new state is not: "
-                    "s'_t = rnn([y_{t-1}; c_t], s'_{t-1}).")  # fmt: skip
-    if not close(logits, want_logits):
-        raise Wrong("the state is right but the logits are not: they come from "
-                    "out([s'_t; c_t]), the new state beside the context.")  # fmt: skip
+    _expect_weights(weights, want_weights, attend, state, new_state, src_mask)
+    _expect_state_and_logits(decoder, prev, state, attend, (new_state, logits),
+                             (want_state, want_logits))  # fmt: skip
     return ("the previous state asks, padding gets weight 0, [y_{t-1}; c_t] feeds the "
             "recurrent step and the logits come from [s'_t; c_t].")  # fmt: skip
