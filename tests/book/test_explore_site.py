@@ -44,6 +44,7 @@ def browser():
 VIEWS = {
     "book/08_self_attention": 1,
     "book/09_multihead": 1,
+    "book/10_positional_encoding": 1,
     "book/12_masks": 1,
     "book/20_long_sequences": 1,
 }
@@ -106,7 +107,7 @@ class watched:
 # A page with no view: what the book's theme itself writes to the console, on every page
 # (Jupyter Book 1's "THEBE_JS_URL has already been declared" and "invalid theme mode"). A view
 # must add nothing to it.
-NO_VIEW = "book/10_positional_encoding"
+NO_VIEW = "book/11_ffn_addnorm"
 _theme_errors: dict[str, list[str]] = {}
 
 
