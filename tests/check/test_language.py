@@ -1,6 +1,6 @@
-"""The verdicts in Chinese: every template is a message of the package's checker.po (zh_CN),
-a translation keeps the template's fields, and set_language (or TRANSFORMER_TUTORIAL_LANG) asks
-for it; English stays the default."""
+"""The verdicts in Chinese: every template is a message of the package's checker.po (zh_CN), a
+translation keeps the template's fields, and set_language (or the environment variable
+TRANSFORMER_TUTORIAL_LANGUAGE) asks for it; English stays the default."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import torch
 
 from transformer_tutorial import check
 from transformer_tutorial.check import families
-from transformer_tutorial.check.verdict import LOCALE_DIR
+from transformer_tutorial.language import LOCALE as LOCALE_DIR
+from transformer_tutorial.language import set_language
 
 CATALOG = LOCALE_DIR / "zh_CN" / "LC_MESSAGES" / "checker.po"
 
@@ -43,9 +44,9 @@ def test_a_translation_keeps_the_fields_of_its_template():
 
 @pytest.fixture
 def chinese():
-    check.set_language("zh_CN")
+    set_language("zh_CN")
     yield
-    check.set_language(None)
+    set_language(None)
 
 
 def test_set_language_says_the_verdict_in_chinese(chinese, capsys):
@@ -58,5 +59,5 @@ def test_set_language_says_the_verdict_in_chinese(chinese, capsys):
 
 def test_english_is_the_default_and_the_environment_can_ask(monkeypatch, capsys):
     assert check.check_layer_norm(no_eps).message.startswith("eps is missing")
-    monkeypatch.setenv("TRANSFORMER_TUTORIAL_LANG", "zh_CN")
+    monkeypatch.setenv("TRANSFORMER_TUTORIAL_LANGUAGE", "zh_CN")
     assert check.check_layer_norm(no_eps).message.startswith("缺少 eps")

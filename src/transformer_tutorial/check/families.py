@@ -64,7 +64,7 @@ def update_catalog(po_path=None) -> None:
     does: a new template gets an empty translation, a removed one is marked obsolete."""
     import polib
 
-    from .verdict import LOCALE_DIR
+    from ..language import LOCALE as LOCALE_DIR
 
     path = po_path or LOCALE_DIR / "zh_CN" / "LC_MESSAGES" / "checker.po"
     catalog = polib.pofile(str(path)) if path.exists() else polib.POFile()

@@ -1,4 +1,5 @@
-"""What a check says: the verdict, the message of a mistake, and the language it is said in.
+"""What a check says: the verdict, the message of a mistake, and the language it is said in
+(the package's, as ``transformer_tutorial.language.set_language`` chooses it).
 
 Every sentence a check can say is a template with named fields, looked up by its id in one
 family's table (``MISTAKES`` for the mistakes a check can name, ``MESSAGES`` for the rest), so
@@ -7,16 +8,13 @@ that a translation can replace the template and nothing else: ``say(TABLE, "id",
 
 from __future__ import annotations
 
-import os
 import textwrap
 from dataclasses import dataclass
-from pathlib import Path
+
+from ..language import set_language  # noqa: F401 (re-exported: the checker speaks it too)
+from ..language import translate as translate_in
 
 POLARITY = "in this book a mask is True where a query *may attend*"
-
-LOCALE_DIR = Path(__file__).resolve().parents[1] / "locale"  # the package's own catalogs
-_LANGUAGE_VARIABLE = "TRANSFORMER_TUTORIAL_LANG"
-_language: str | None = None  # set_language's choice; None: the environment decides
 
 
 def wrap_verdict(text: str, width: int = 100) -> str:
@@ -66,41 +64,14 @@ class Wrong(Exception):
         return cls(say(table, key, **fields))
 
 
-# --- the language of the messages ------------------------------------------------------------------
-
-
-def set_language(code: str | None) -> None:
-    """Say the verdicts in ``code`` (``"zh_CN"``, ``"en"``); None: as the environment variable
-    ``TRANSFORMER_TUTORIAL_LANG`` says (English when it is unset)."""
-    global _language
-    _language = code
-
-
-def language() -> str:
-    """The language the verdicts are said in now."""
-    return _language or os.environ.get(_LANGUAGE_VARIABLE, "") or "en"
-
-
-_TRANSLATIONS: dict[str, dict[str, str]] = {}  # language -> {English template: translation}
-
-
-def _catalog(code: str) -> dict[str, str]:
-    """The translated templates of ``locale/<code>/LC_MESSAGES/checker.po`` (empty if none)."""
-    if code not in _TRANSLATIONS:
-        po = LOCALE_DIR / code / "LC_MESSAGES" / "checker.po"
-        table = {}
-        if po.exists():
-            import polib  # only when a translation is asked for
-
-            table = {e.msgid: e.msgstr for e in polib.pofile(str(po)) if e.translated()}
-        _TRANSLATIONS[code] = table
-    return _TRANSLATIONS[code]
+# --- the language of the messages: the package's own choice (transformer_tutorial.language) ------
 
 
 def translate(text: str) -> str:
-    """``text`` in the current language (itself when it has no translation)."""
-    code = language()
-    return text if code.startswith("en") else _catalog(code).get(text, text)
+    """``text`` in the language in use: the checker's catalog (the gettext domain ``checker``,
+    ``transformer_tutorial/locale/<language>/LC_MESSAGES/checker.po``), English where it has
+    none."""
+    return translate_in(text, domain="checker")
 
 
 # --- messages by id ------------------------------------------------------------------------------
