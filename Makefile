@@ -93,6 +93,9 @@ book: $(STAMP) _vendor/mathjax/tex-chtml.js _vendor/fonts/noto-sans-sc.css  ## b
 	rm -rf _build/html _build/.doctrees
 	$(BIN)/jupyter-book build . -W -n --keep-going
 	$(BIN)/python tools/i18n.py build
+	@# The translator page's models and script (tools/web_translator.py): the shipped models, or
+	@# checkpoints given as e.g. WEB_TRANSLATOR="--de-en runs/ship-de-en --zh-en runs/ship-zh-en".
+	$(BIN)/python tools/web_translator.py _build/html $(WEB_TRANSLATOR)
 	@echo "The book is in _build/html/index.html, its Chinese edition in _build/html/zh/index.html"
 
 # The Chinese catalogs: bring them up to the English text (new messages empty, changed ones
