@@ -47,6 +47,82 @@ def _patch_weights(mine: nn.Module, C: int, P: int, D: int) -> tuple[Tensor, Ten
     )
 
 
+def _expect_token_shape(got: Tensor, B: int, D: int, h: int, w: int, H: int, W: int,
+                        P: int) -> None:  # fmt: skip
+    """The output is ``(B, N, D)``: one token per patch, not the convolution's map."""
+    N = h * w
+    shape = tuple(got.shape)
+    if shape == (B, D, h, w):
+        raise Wrong(
+            f"the output is the convolution's feature map {shape} = (B, D, h, w); "
+            f"flatten it into tokens: .flatten(2).transpose(1, 2) -> (B, N, D)."
+        )
+    if shape == (B, D, N):
+        raise Wrong(
+            f"the output is {shape} = (B, D, N): the tokens are on the last axis; "
+            f"transpose to (B, N, D) -- one row per patch."
+        )
+    if len(shape) == 3 and shape[0] == B and shape[2] == D and shape[1] > N:
+        raise Wrong(
+            f"{shape[1]} tokens for a {H}x{W} image in {P}x{P} patches, which give "
+            f"N = {N}: your patches overlap. Step by P pixels (stride = patch size)."
+        )
+
+
+def _diagnose_patches(got: Tensor, x: Tensor, weight: Tensor, b: Tensor, linear: bool,
+                      P: int) -> None:  # fmt: skip
+    """Raise the mistake (or the difference) that gives the reader's tokens ``got``."""
+    B, C, H, W = x.shape
+    D, h, w = weight.shape[0], H // P, W // P
+    N = h * w
+    feature_map = F.conv2d(x, weight, b, stride=P)  # (B, D, h, w)
+    reference = feature_map.flatten(2).transpose(1, 2)  # (B, N, D)
+    if close(got, feature_map.reshape(B, N, D)):
+        raise Wrong(
+            f"the feature map (B, D, h, w) = {tuple(feature_map.shape)} is reshaped straight to "
+            "(B, N, D), which mixes the D features of one patch with the positions of others: "
+            "flatten it and move D last, .flatten(2).transpose(1, 2)."
+        )
+    if close(got, reference - b):
+        raise Wrong("the bias is not added: z = W x + b (use proj(...) rather than its "
+                    "weight alone).")  # fmt: skip
+    by_columns = reference.view(B, h, w, D).transpose(1, 2).reshape(B, N, D)
+    if close(got, by_columns):
+        raise Wrong(
+            f"the patches come column by column (the {h}x{w} grid read down, then "
+            f"across); the book's order is row-major, left to right then top to bottom, "
+            f"as Conv2d(...).flatten(2) gives."
+        )
+    if linear:
+        w_lin = weight.reshape(D, C * P * P)
+        channel_last = w_lin.view(D, P, P, C).permute(0, 3, 1, 2)
+        if close(got, F.conv2d(x, channel_last, b, stride=P).flatten(2).transpose(1, 2)):
+            raise Wrong(
+                "each patch is flattened channel-last (row, column, channel); flatten "
+                "it channel-first (C, then the P rows, then the P columns), the layout "
+                "of Conv2d's kernel (D, C, P, P), so that a convolution's weights load "
+                "unchanged: permute the image to (B, h, w, C, P, P) before the reshape."
+            )
+        swapped = F.conv2d(x, weight.transpose(2, 3), b, stride=P)
+        if close(got, swapped.flatten(2).transpose(1, 2)):
+            raise Wrong(
+                "inside each patch, rows and columns are swapped: a patch's values go "
+                "row by row (its P rows, each of P columns), as the image is stored."
+            )
+        strips = F.linear(x.reshape(B, N, C * P * P), w_lin, b)
+        if close(got, strips):
+            raise Wrong(
+                "the image is reshaped to (B, N, C·P·P) without a permute: each 'patch' "
+                "is then a run of consecutive values in memory (strips of rows), not a "
+                "PxP square. Reshape to (B, C, h, P, w, P) and permute first."
+            )
+    raise Wrong(
+        f"for a {H}x{W} image and P = {P} the output differs from "
+        f"nn.Conv2d(kernel_size={P}, stride={P}) with your weights (largest difference "
+        f"{(got - reference).abs().max().item():.3g})."
+    )
+
+
 @check("patch embedding", build="cls(in_channels, patch_size, d_model)", call="m(images)")
 def check_patch_embedding(cls: type) -> Verdict:
     """``cls(in_channels, patch_size, d_model)`` with a layer ``proj``, called on images
@@ -68,66 +144,14 @@ def check_patch_embedding(cls: type) -> Verdict:
             got = mine(x)
         if not isinstance(got, Tensor):
             raise Wrong(f"the output should be a tensor (B, N, D), got {type(got).__name__}.")
-        shape = tuple(got.shape)
-        if shape == (B, D, h, w):
-            raise Wrong(
-                f"the output is the convolution's feature map {shape} = (B, D, h, w); "
-                f"flatten it into tokens: .flatten(2).transpose(1, 2) -> (B, N, D)."
-            )
-        if shape == (B, D, N):
-            raise Wrong(
-                f"the output is {shape} = (B, D, N): the tokens are on the last axis; "
-                f"transpose to (B, N, D) -- one row per patch."
-            )
-        if len(shape) == 3 and shape[0] == B and shape[2] == D and shape[1] > N:
-            raise Wrong(
-                f"{shape[1]} tokens for a {H}x{W} image in {P}x{P} patches, which give "
-                f"N = {N}: your patches overlap. Step by P pixels (stride = patch size)."
-            )
+        _expect_token_shape(got, B, D, h, w, H, W, P)
         got = expect_tensor(got, f"the output for a {H}x{W} image and P = {P}", (B, N, D)).double()
         reference = F.conv2d(x, weight, b, stride=P).flatten(2).transpose(1, 2)  # (B, N, D)
         if b is None:
             raise Wrong("`proj` has no bias: a patch embedding is W x + b, as nn.Conv2d's.")
         if close(got, reference):
             continue
-        if close(got, reference - b):
-            raise Wrong("the bias is not added: z = W x + b (use proj(...) rather than its "
-                        "weight alone).")  # fmt: skip
-        by_columns = reference.view(B, h, w, D).transpose(1, 2).reshape(B, N, D)
-        if close(got, by_columns):
-            raise Wrong(
-                f"the patches come column by column (the {h}x{w} grid read down, then "
-                f"across); the book's order is row-major, left to right then top to bottom, "
-                f"as Conv2d(...).flatten(2) gives."
-            )
-        if linear:
-            w_lin = weight.reshape(D, C * P * P)
-            channel_last = w_lin.view(D, P, P, C).permute(0, 3, 1, 2)
-            if close(got, F.conv2d(x, channel_last, b, stride=P).flatten(2).transpose(1, 2)):
-                raise Wrong(
-                    "each patch is flattened channel-last (row, column, channel); flatten "
-                    "it channel-first (C, then the P rows, then the P columns), the layout "
-                    "of Conv2d's kernel (D, C, P, P), so that a convolution's weights load "
-                    "unchanged: permute the image to (B, h, w, C, P, P) before the reshape."
-                )
-            swapped = F.conv2d(x, weight.transpose(2, 3), b, stride=P)
-            if close(got, swapped.flatten(2).transpose(1, 2)):
-                raise Wrong(
-                    "inside each patch, rows and columns are swapped: a patch's values go "
-                    "row by row (its P rows, each of P columns), as the image is stored."
-                )
-            strips = F.linear(x.reshape(B, N, C * P * P), w_lin, b)
-            if close(got, strips):
-                raise Wrong(
-                    "the image is reshaped to (B, N, C·P·P) without a permute: each 'patch' "
-                    "is then a run of consecutive values in memory (strips of rows), not a "
-                    "PxP square. Reshape to (B, C, h, P, w, P) and permute first."
-                )
-        raise Wrong(
-            f"for a {H}x{W} image and P = {P} the output differs from "
-            f"nn.Conv2d(kernel_size={P}, stride={P}) with your weights (largest difference "
-            f"{(got - reference).abs().max().item():.3g})."
-        )
+        _diagnose_patches(got, x, weight, b, linear, P)
     return "equal to a strided Conv2d with the same weights, patches in row-major order."
 
 

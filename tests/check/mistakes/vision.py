@@ -95,6 +95,13 @@ class PatchesFeatureMap(_ConvPatches):
         return self.proj(images)  # (B, D, h, w): not flattened into tokens
 
 
+class PatchesMapReshaped(_ConvPatches):
+    def forward(self, images):
+        B = images.shape[0]
+        out = self.proj(images)  # (B, D, h, w)
+        return out.reshape(B, -1, out.shape[1])  # (B, N, D) without moving D last
+
+
 class PatchesNotTransposed(_ConvPatches):
     def forward(self, images):
         return self.proj(images).flatten(2)  # (B, D, N)
@@ -241,6 +248,7 @@ MISTAKES = [
     Mistake(check_patch_embedding, "patch-strips", PatchesStrips, "without a permute"),
     Mistake(check_patch_embedding, "patch-feature-map", PatchesFeatureMap, "feature map"),
     Mistake(check_patch_embedding, "patch-not-transposed", PatchesNotTransposed, "(B, D, N)"),
+    Mistake(check_patch_embedding, "patch-map-reshaped", PatchesMapReshaped, "reshaped straight"),
     Mistake(check_hungarian_matching, "match-maximises", match_maximises, "largest total cost"),
     Mistake(
         check_hungarian_matching,
