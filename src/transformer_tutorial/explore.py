@@ -485,6 +485,15 @@ s+=(x<16?"0":"")+x.toString(16);}return s;}
 function w(p,l,h,i,j){var s=S[p];return W[p][((l*s[1]+h)*s[2]+i)*s[3]+j];}
 var panels=root.querySelectorAll(".tta-panel"),out=root.querySelector(".tta-readout");
 var ctl=root.querySelector(".tta-controls");if(ctl)ctl.hidden=false;
+var zh=/^zh/i.test(document.documentElement.lang||""),NM={"self-attention":"\u81ea\u6ce8\u610f\u529b",
+"encoder self-attention":"\u7f16\u7801\u5668\u81ea\u6ce8\u610f\u529b","decoder self-attention":"\u89e3\u7801\u5668\u81ea\u6ce8\u610f\u529b",
+"cross-attention":"\u4ea4\u53c9\u6ce8\u610f\u529b"};
+function loc(n){return zh&&NM[n]?NM[n]:n;}
+if(zh){var lb={"attention":"\u6ce8\u610f\u529b","layer":"\u5c42","head":"\u5934"},ls=root.querySelectorAll(".tta-controls label");
+ for(var i=0;i<ls.length;i++){var f=ls[i].firstChild;f.nodeValue=(lb[f.nodeValue.trim()]||f.nodeValue)+" ";}
+ var os=root.querySelectorAll("option");for(var i=0;i<os.length;i++)os[i].textContent=loc(os[i].textContent);
+ var cs=root.querySelectorAll(".tta-corner");for(var i=0;i<cs.length;i++)cs[i].textContent="\u67e5\u8be2 \\ \u952e";
+ out.textContent="\u989c\u8272\u8d8a\u6df1\uff0c\u6743\u91cd\u8d8a\u5927\uff08\u767d\u8272\u4e3a 0\uff0c\u6df1\u84dd\u4e3a 1\uff09\u3002\u628a\u9f20\u6807\u6307\u5411\u4e00\u4e2a\u8bcd\u5143\uff08\u6216\u7528 Tab \u952e\u79fb\u5230\u5b83\u4e0a\u9762\uff09\uff0c\u770b\u5b83\u5173\u6ce8\u54ea\u91cc\u3002";}
 var NS="http://www.w3.org/2000/svg";
 function txt(a){return a.textContent;}
 function draw(){
@@ -493,8 +502,9 @@ function draw(){
   var l=Math.min(st.l,s[0]-1),h=Math.min(st.h,s[1]-1),rows=P.querySelectorAll("tr[data-i]");
   for(var i=0;i<rows.length;i++){var tds=rows[i].querySelectorAll("td");
    for(var j=0;j<tds.length;j++)tds[j].style.backgroundColor=col(w(p,l,h,i,j));}
-  var cap=P.querySelector("caption"),name=cap.textContent.split(" · ")[0];
-  cap.textContent=name+(s[0]>1?" · layer "+(l+1)+" of "+s[0]:"")+(s[1]>1?" · head "+(h+1)+" of "+s[1]:"");
+  var cap=P.querySelector("caption");if(!cap.dataset.n)cap.dataset.n=cap.textContent.split(" \u00b7 ")[0];
+  cap.textContent=loc(cap.dataset.n)+(s[0]>1?(zh?" \u00b7 \u7b2c "+(l+1)+" \u5c42\uff08\u5171 "+s[0]+" \u5c42\uff09":" \u00b7 layer "+(l+1)+" of "+s[0]):"")
+   +(s[1]>1?(zh?" \u00b7 \u7b2c "+(h+1)+" \u4e2a\u5934\uff08\u5171 "+s[1]+" \u4e2a\uff09":" \u00b7 head "+(h+1)+" of "+s[1]):"");
   links(P,p,l,h,-1);}
 }
 function links(P,p,l,h,on){var s=S[p],svg=P.querySelector("svg"),q=P.querySelectorAll(".tta-q"),
@@ -520,12 +530,14 @@ function light(P,i){var p=+P.dataset.p,s=S[p],l=Math.min(st.l,s[0]-1),h=Math.min
  for(var j=0;j<s[3];j++)best.push([w(p,l,h,i,j),j]);best.sort(function(a,b){return b[0]-a[0]||a[1]-b[1];});
  var q=txt(P.querySelectorAll(".tta-q")[i]),m=[];
  for(var n=0;n<Math.min(3,best.length);n++)if(best[n][0])m.push("\u201c"+txt(k[best[n][1]])+"\u201d "+(best[n][0]/N).toFixed(2));
- out.textContent="\u201c"+q+"\u201d (query "+(i+1)+") attends to "+(m.length?m.join(", "):"no key (all masked)");}
+ out.textContent=zh?"\u201c"+q+"\u201d\uff08\u7b2c "+(i+1)+" \u4e2a\u67e5\u8be2\uff09\u5173\u6ce8 "+(m.length?m.join("\u3001"):"\u2014\u2014\u6ca1\u6709\u53ef\u89c1\u7684\u952e\uff08\u5168\u90e8\u88ab\u63a9\u7801\uff09")
+ :"\u201c"+q+"\u201d (query "+(i+1)+") attends to "+(m.length?m.join(", "):"no key (all masked)");}
 function lightCol(P,j){var p=+P.dataset.p,s=S[p],l=Math.min(st.l,s[0]-1),h=Math.min(st.h,s[1]-1);
  clear(P);var k=P.querySelectorAll(".tta-k")[j];k.classList.add("tta-on");
  var rows=P.querySelectorAll("tr[data-i]"),tot=0;for(var i=0;i<rows.length;i++){
  rows[i].querySelectorAll("td")[j].classList.add("tta-col");tot+=w(p,l,h,i,j);}
- out.textContent="key \u201c"+txt(k)+"\u201d (key "+(j+1)+") receives "+(tot/N).toFixed(2)+" of the "+s[2]+" queries' weight";}
+ out.textContent=zh?"\u952e \u201c"+txt(k)+"\u201d\uff08\u7b2c "+(j+1)+" \u4e2a\u952e\uff09\u4ece "+s[2]+" \u4e2a\u67e5\u8be2\u5171\u5f97\u5230 "+(tot/N).toFixed(2)+" \u7684\u6743\u91cd"
+ :"key \u201c"+txt(k)+"\u201d (key "+(j+1)+") receives "+(tot/N).toFixed(2)+" of the "+s[2]+" queries' weight";}
 function on(e){var t=e.target.closest?e.target.closest("th.tta-q,th.tta-k,td"):null;if(!t)return;
  var P=t.closest(".tta-panel");if(!P)return;
  if(t.classList.contains("tta-q"))light(P,+t.dataset.i);

@@ -150,7 +150,9 @@ def test_pointing_at_a_token_lights_its_row_and_its_links(browser, edition: str)
     quarter, zero = rgb(colour(64)), rgb(colour(0))
     assert state["litCells"] == [quarter] * 4 + [zero] * 2
     assert state["links"] == 4  # one link per visible key, none to the future or to <pad>
-    assert "\u201c世\u201d (query 4)" in state["readout"] and "0.25" in state["readout"]
+    # the Chinese edition's page says it in Chinese (the same output, read by the page's language)
+    said = "\u201c世\u201d（第 4 个查询）关注" if edition else "\u201c世\u201d (query 4) attends to"
+    assert said in state["readout"] and "0.25" in state["readout"], state["readout"]
     assert not new_errors(browser, edition, w.errors)
 
 
