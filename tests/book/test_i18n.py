@@ -245,6 +245,9 @@ def test_a_diagram_is_drawn_in_the_language_chosen(monkeypatch) -> None:
 
     from transformer_tutorial import language
     from transformer_tutorial.diagrams import box, diagram, labels
+    from transformer_tutorial.plotting import use_book_style
+
+    use_book_style()  # the Chinese font, where one is installed
 
     texts = {}
     for choice in ("en", "zh_CN"):
