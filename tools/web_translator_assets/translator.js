@@ -454,7 +454,7 @@
       var best = []; for (var j = 0; j < keys.length; j++) best.push([w(i, j), j]);
       best.sort(function (a, b) { return b[0] - a[0] || a[1] - b[1]; });
       var m = []; for (var n = 0; n < Math.min(3, best.length); n++) if (best[n][0]) m.push("\u201c" + keys[best[n][1]] + "\u201d " + (best[n][0] / LEVELS).toFixed(2));
-      out.textContent = fmt(T.attends, { q: queries[i], i: i + 1, m: m.length ? m.join(", ") : T.none });
+      out.textContent = fmt(T.attends, { q: queries[i], i: i + 1, m: m.length ? m.join(ZH ? "，" : ", ") : T.none });
     }
     function lightCol(j) {
       clear(); P.querySelectorAll(".tta-k")[j].classList.add("tta-on");
