@@ -38,7 +38,7 @@ from transformer_tutorial.transformer import (
     AttentionWeights,
     EncoderLayer,
     TokenEmbedding,
-    _check_sizes,
+    validate_sizes,
 )
 
 from .masks import key_padding_mask
@@ -157,7 +157,7 @@ class BertConfig:
 
     def __post_init__(self) -> None:
         sizes = ("vocab_size", "d_model", "num_heads", "num_layers", "d_ff", "max_len")
-        _check_sizes(self, (*sizes, "num_segments", "num_classes"))  # chapter 13's checks
+        validate_sizes(self, (*sizes, "num_segments", "num_classes"))  # chapter 13's checks
 
 
 def bert_base_config(vocab_size: int = 30522, **overrides) -> BertConfig:

@@ -30,9 +30,9 @@ from transformer_tutorial.transformer import (
     KVCache,
     LayerCache,
     TokenEmbedding,
-    _check_sizes,
-    _check_tokens,
     residual,
+    validate_sizes,
+    validate_tokens,
 )
 
 from .masks import causal_mask, decoder_self_mask
@@ -57,7 +57,7 @@ class GPTConfig:
 
     def __post_init__(self) -> None:
         sizes = ("vocab_size", "d_model", "num_heads", "num_layers", "d_ff", "max_len")
-        _check_sizes(self, sizes)  # chapter 13's checks
+        validate_sizes(self, sizes)  # chapter 13's checks
         if not 0 <= self.pad_id < self.vocab_size:
             raise ValueError(f"pad_id ({self.pad_id}) must be an id below vocab_size")
 
@@ -174,7 +174,7 @@ class GPT(nn.Module):
             tokens ``(B, T)``; returns ``(B, T, V)``.
         """
         offset = 0 if cache is None else cache.length
-        _check_tokens(self.config, "tokens", tokens, offset)  # chapter 13's check
+        validate_tokens(self.config, "tokens", tokens, offset)  # chapter 13's check
         B, T = tokens.shape
         x = self.dropout(self.positions(self.embed(tokens), offset=offset))  # (B, T, D)
         if cache is None:

@@ -2,6 +2,7 @@
 
 # %% auto #0
 __all__ = [
+    "validate_sizes",
     "TransformerConfig",
     "base_config",
     "big_config",
@@ -15,6 +16,7 @@ __all__ = [
     "DecoderLayer",
     "Encoder",
     "Decoder",
+    "validate_tokens",
     "Transformer",
     "count_parameters",
 ]
@@ -37,7 +39,7 @@ from .masks import causal_mask, decoder_self_mask, key_padding_mask
 from .multihead import MultiHeadAttention
 
 
-def _check_sizes(c, sizes: tuple[str, ...]) -> None:
+def validate_sizes(c, sizes: tuple[str, ...]) -> None:
     """Raise ``ValueError`` unless the ``sizes`` fields are positive, ``num_heads`` divides
     ``d_model`` and ``dropout`` is a probability: what every model built of these blocks needs
     (this chapter's Transformer, and the BERT and GPT of Part VI)."""
@@ -56,7 +58,7 @@ def _check_sizes(c, sizes: tuple[str, ...]) -> None:
 def _check_config(c) -> None:
     """Raise ``ValueError`` for a combination of hyperparameters that cannot work."""
     sizes = ("src_vocab_size", "tgt_vocab_size", "d_model", "num_heads", "d_ff", "max_len")
-    _check_sizes(c, (*sizes, "num_encoder_layers", "num_decoder_layers"))
+    validate_sizes(c, (*sizes, "num_encoder_layers", "num_decoder_layers"))
     if not c.learned_positions and c.d_model % 2 != 0:
         raise ValueError(
             f"sinusoidal positions need an even d_model (sine/cosine pairs), got {c.d_model}"
@@ -563,7 +565,7 @@ class Decoder(nn.Module):
 
 
 # %% ../../book/13_transformer.ipynb #2e161494
-def _check_tokens(config: TransformerConfig, name: str, tokens: Tensor, offset: int = 0) -> None:
+def validate_tokens(config: TransformerConfig, name: str, tokens: Tensor, offset: int = 0) -> None:
     """Raise a readable error unless ``tokens`` are ``(B, length)`` ids within ``max_len``."""
     if tokens.dim() != 2 or tokens.dtype not in (torch.int32, torch.int64):
         raise ValueError(
@@ -641,7 +643,7 @@ class Transformer(nn.Module):
 
     def encode(self, src: Tensor, weights: AttentionWeights | None = None) -> Tensor:
         """Read the source: token ids ``(B, S)`` -> memory ``(B, S, D)``."""
-        _check_tokens(self.config, "src", src)
+        validate_tokens(self.config, "src", src)
         x = self.dropout(self.src_positions(self.src_embed(src)))  # (B, S, D)
         return self.encoder(x, key_padding_mask(src, self.config.pad_id), weights)  # (B, S, D)
 
@@ -671,8 +673,8 @@ class Transformer(nn.Module):
             tgt ``(B, T)``, memory ``(B, S, D)``, src ``(B, S)``; returns logits ``(B, T, V)``.
         """
         offset = 0 if cache is None else cache.length
-        _check_tokens(self.config, "tgt", tgt, offset)
-        _check_tokens(self.config, "src", src)
+        validate_tokens(self.config, "tgt", tgt, offset)
+        validate_tokens(self.config, "src", src)
         _check_memory(memory, src, tgt)
         B, T = tgt.shape
         pad = self.config.pad_id

@@ -209,3 +209,17 @@ def test_the_application_lists_every_module_where_a_reader_looks() -> None:
     row = contributing_table()[APPLICATION].split("|")[3].split("(")[0]
     in_row = set(re.findall(r"`(\w+)`", row))
     assert in_row == modules, f"CONTRIBUTING.md's translator/ row: {sorted(in_row ^ modules)}"
+
+
+def test_no_private_name_is_imported_from_another_module() -> None:
+    """What modules share has a public name: ``from x import _name`` means a module leans on
+    another's internals (the package, its tests, tools and benchmarks)."""
+    offenders = []
+    for folder in ("src", "tests", "tools", "benchmarks"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+                    private = [a.name for a in node.names if re.match(r"_[^_]", a.name)]
+                    if private:
+                        offenders.append(f"{path.relative_to(ROOT)}: {', '.join(private)}")
+    assert not offenders, offenders
