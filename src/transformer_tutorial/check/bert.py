@@ -126,6 +126,55 @@ def _shares(tokens: Tensor, inputs: Tensor, chosen: Tensor) -> tuple[int, int, i
     return n, masked, n - masked - unchanged, unchanged
 
 
+def _expect_arguments_used(fn: Callable, tokens: Tensor, real: Tensor) -> None:
+    """select_prob, mask_prob and random_prob are the arguments', not fixed numbers."""
+    # The arguments, on a quarter of the rows (still about 3,300 real tokens).
+    n_real = int(real.sum())
+    for probs, share in (({"select_prob": 0.5}, 0.5), ({"select_prob": 0.0}, 0.0)):
+        inputs, labels = _call(fn, tokens, seed=1, **probs)
+        chosen = _positions(tokens, inputs, labels)
+        if share == 0.0 and chosen.any():
+            raise Wrong("with select_prob=0.0 some tokens were still chosen.")
+        if share > 0 and _off(int(chosen.sum()), n_real, share):
+            raise Wrong(
+                f"with select_prob={share} {chosen.sum() / n_real:.1%} of the real tokens "
+                "were chosen: use the `select_prob` argument, not a fixed 0.15."
+            )
+    probs = {"select_prob": 0.5, "mask_prob": 0.5, "random_prob": 0.3}
+    inputs, labels = _call(fn, tokens, seed=2, **probs)
+    chosen = _positions(tokens, inputs, labels)
+    n, masked, randomized, _ = _shares(tokens, inputs, chosen)
+    if _off(masked, n, 0.5) or _off(randomized, n, 0.3 - 0.3 / len(_ORDINARY)):
+        raise Wrong(
+            f"with mask_prob=0.5, random_prob=0.3 {masked / n:.1%} of the chosen tokens "
+            f"show [MASK] and {randomized / n:.1%} a random token: use the `mask_prob` and "
+            "`random_prob` arguments, not fixed 0.8 and 0.1."
+        )
+
+
+def _expect_ordinary_replacements(fn: Callable, tokens: Tensor, real: Tensor) -> None:
+    """A random replacement is an ordinary token, each drawn uniformly."""
+    # Every real token replaced by a random one: which ids can a replacement be?
+    inputs, labels = _call(fn, tokens, 3, select_prob=1.0, mask_prob=0.0, random_prob=1.0)
+    drawn = inputs[real]
+    bad = _special(drawn) | (drawn < 0) | (drawn >= _VOCAB.vocab_size)
+    if bad.any():
+        names = sorted({_NAMES.get(int(t), str(int(t))) for t in drawn[bad]})
+        raise Wrong(
+            f"a random replacement was a special token ({', '.join(names)}): draw it from "
+            "the ordinary tokens only (every id not in vocab.special_ids), so that a random "
+            "word never looks like [MASK], [CLS], [SEP] or padding."
+        )
+    counts = torch.bincount(drawn - 4, minlength=len(_ORDINARY)).double()  # (33,)
+    expected = len(drawn) / len(_ORDINARY)
+    if (counts - expected).abs().max() > _SIGMAS * math.sqrt(expected):
+        raise Wrong(
+            f"the random replacements are not spread evenly over the {len(_ORDINARY)} "
+            f"ordinary ids (counts from {int(counts.min())} to {int(counts.max())}, "
+            f"{expected:.0f} expected each): draw each one uniformly, with its own number."
+        )
+
+
 @check(
     "BERT masking (mask_tokens)",
     call="fn(tokens, vocab, generator, select_prob=0.15, mask_prob=0.8, random_prob=0.1)",
@@ -180,47 +229,8 @@ def check_mask_tokens(fn: Callable) -> Verdict:
             "and mask_prob + random_prob, unchanged above."
         )
     # The arguments, on a quarter of the rows (still about 3,300 real tokens).
-    tokens, real = tokens[:500], real[:500]
-    n_real = int(real.sum())
-    for probs, share in (({"select_prob": 0.5}, 0.5), ({"select_prob": 0.0}, 0.0)):
-        inputs, labels = _call(fn, tokens, seed=1, **probs)
-        chosen = _positions(tokens, inputs, labels)
-        if share == 0.0 and chosen.any():
-            raise Wrong("with select_prob=0.0 some tokens were still chosen.")
-        if share > 0 and _off(int(chosen.sum()), n_real, share):
-            raise Wrong(
-                f"with select_prob={share} {chosen.sum() / n_real:.1%} of the real tokens "
-                "were chosen: use the `select_prob` argument, not a fixed 0.15."
-            )
-    probs = {"select_prob": 0.5, "mask_prob": 0.5, "random_prob": 0.3}
-    inputs, labels = _call(fn, tokens, seed=2, **probs)
-    chosen = _positions(tokens, inputs, labels)
-    n, masked, randomized, _ = _shares(tokens, inputs, chosen)
-    if _off(masked, n, 0.5) or _off(randomized, n, 0.3 - 0.3 / len(_ORDINARY)):
-        raise Wrong(
-            f"with mask_prob=0.5, random_prob=0.3 {masked / n:.1%} of the chosen tokens "
-            f"show [MASK] and {randomized / n:.1%} a random token: use the `mask_prob` and "
-            "`random_prob` arguments, not fixed 0.8 and 0.1."
-        )
-    # Every real token replaced by a random one: which ids can a replacement be?
-    inputs, labels = _call(fn, tokens, 3, select_prob=1.0, mask_prob=0.0, random_prob=1.0)
-    drawn = inputs[real]
-    bad = _special(drawn) | (drawn < 0) | (drawn >= _VOCAB.vocab_size)
-    if bad.any():
-        names = sorted({_NAMES.get(int(t), str(int(t))) for t in drawn[bad]})
-        raise Wrong(
-            f"a random replacement was a special token ({', '.join(names)}): draw it from "
-            "the ordinary tokens only (every id not in vocab.special_ids), so that a random "
-            "word never looks like [MASK], [CLS], [SEP] or padding."
-        )
-    counts = torch.bincount(drawn - 4, minlength=len(_ORDINARY)).double()  # (33,)
-    expected = len(drawn) / len(_ORDINARY)
-    if (counts - expected).abs().max() > _SIGMAS * math.sqrt(expected):
-        raise Wrong(
-            f"the random replacements are not spread evenly over the {len(_ORDINARY)} "
-            f"ordinary ids (counts from {int(counts.min())} to {int(counts.max())}, "
-            f"{expected:.0f} expected each): draw each one uniformly, with its own number."
-        )
+    _expect_arguments_used(fn, tokens[:500], real[:500])
+    _expect_ordinary_replacements(fn, tokens[:500], real[:500])
     return (
         f"15 % of the real tokens chosen, 80 / 10 / 10 of them [MASK] / random / unchanged "
         f"(within {_SIGMAS:.0f} standard deviations on {n_total:,} tokens), specials never "
