@@ -249,5 +249,10 @@ def reference_greedy(
     for start in range(0, len(ids), 64):
         src, _ = pad_sequences(ids[start : start + 64], pad_value=config.pad_id)
         for row in greedy_decode(model, src, None, BOS_ID, EOS_ID).tolist():
-            out.append(row[: row.index(EOS_ID) + 1] if EOS_ID in row else row)
+            # up to EOS; a sentence that reached its limit has padding after it (never a token)
+            out.append(
+                row[: row.index(EOS_ID) + 1]
+                if EOS_ID in row
+                else [t for t in row if t != config.pad_id]
+            )
     return out, [decode(tokenizer, row) for row in out]
