@@ -51,28 +51,9 @@ def _beam_steps(case: Case, K: int, alpha: float, mistake: str | None) -> Genera
         return n.clamp(min=1) ** a if mistake == "plain-power" else ((5 + n + bos) / 6) ** a
 
     first = [None] * B  # first-finished: the first hypothesis of each sentence to finish
-    only_pad = torch.full((V,), -inf)
-    only_pad[pad] = 0.0
     for t in range(1, L + 1):
         logits = yield fed  # (B*K, V)
-        if mistake == "raw-logits":
-            logp = logits.view(B, K, V).clone()
-        elif mistake == "probabilities":
-            logp = logits.softmax(-1).view(B, K, V)
-        elif mistake == "softmax-over-batch":
-            logp = logits.log_softmax(0).view(B, K, V)
-        else:
-            logp = logits.log_softmax(-1).view(B, K, V)
-        pad_cost = logp[..., pad].clone()  # (B, K)
-        if mistake != "pad-allowed":
-            logp[..., pad] = -inf
-        if mistake == "drop-finished":
-            logp[..., eos] = -inf
-        finished_row = only_pad.expand(B, K, V).clone()
-        if mistake == "pad-costs":
-            finished_row[..., pad] = pad_cost
-        if mistake not in _NO_FINISHED:
-            logp = torch.where(ended[..., None], finished_row, logp)
+        logp = _token_scores(logits.view(B, K, V), ended, eos, pad, mistake)  # (B, K, V)
         grows = torch.ones_like(ended) if mistake in (*_NO_FINISHED, "pad-in-length") else ~ended
         new_len = torch.where(grows, torch.tensor(float(t)), length)  # (B, K)
         cand_len = new_len[..., None].expand(B, K, V).clone()  # (B, K, V)
@@ -80,22 +61,7 @@ def _beam_steps(case: Case, K: int, alpha: float, mistake: str | None) -> Genera
             cand_len[..., eos] = torch.where(ended, length, torch.tensor(t - 1.0))
         total = score[..., None] + logp  # (B, K, V)
         ranked = total / lp(cand_len, a_rank)
-        if mistake == "topk-over-batch":
-            best = ranked.reshape(-1).topk(B * K).indices  # (B*K,): the whole batch's best
-            rows, token = best // V, (best % V).view(B, K)
-            score, length = total.reshape(-1)[best].view(B, K), cand_len.reshape(-1)[best]
-            length, was = length.view(B, K), ended.reshape(-1)[rows].view(B, K)
-            prev = hyps.view(B * K, -1)[rows].view(B, K, -1)
-        else:
-            best = ranked.view(B, K * V).topk(K, dim=-1).indices  # (B, K)
-            beam, token = best // V, best % V
-            carried = ranked if mistake == "penalty-carried" else total
-            score = carried.view(B, K * V).gather(1, best)
-            length = cand_len.view(B, K * V).gather(1, best)
-            was = ended.gather(1, beam)
-            prev = (
-                hyps if mistake == "no-parent" else hyps.gather(1, beam[..., None].expand_as(hyps))
-            )
+        score, length, was, prev, token = _select(ranked, total, cand_len, ended, hyps, mistake)
         ended = was | (token == eos)
         hyps = torch.cat([prev, token[..., None]], dim=2)
         fed = hyps.view(B * K, -1)
@@ -103,12 +69,7 @@ def _beam_steps(case: Case, K: int, alpha: float, mistake: str | None) -> Genera
             fed = torch.cat([fed_before, token.view(B * K, 1)], dim=1)  # with its own history
         fed_before = fed
         if mistake in ("first-finished", "no-finished"):  # each sentence stops by itself
-            for b in range(B):
-                if first[b] is None and mistake == "first-finished" and ended[b].any():
-                    first[b] = hyps[b, int(ended[b].nonzero()[0]), 1:].tolist()
-                if first[b] is None and mistake == "no-finished" and ended[b].all():
-                    first[b] = hyps[b, int(score[b].argmax()), 1:].tolist()
-            if all(f is not None for f in first):
+            if _stop_each(first, hyps, ended, score, mistake):
                 break
         if ended.all() and mistake != "no-finished-to-max-len":
             break
@@ -117,6 +78,74 @@ def _beam_steps(case: Case, K: int, alpha: float, mistake: str | None) -> Genera
     out = hyps[torch.arange(B), pick, 1:].tolist()
     if mistake in ("first-finished", "no-finished"):
         out = [f if f is not None else o for f, o in zip(first, out, strict=True)]
+    return _sentences(out, eos, pad, mistake)
+
+
+def _token_scores(logits: Tensor, ended: Tensor, eos: int, pad: int, mistake: str | None) -> Tensor:
+    """``(B, K, V)``: what each next token adds to a hypothesis's score -- its log-probability,
+    padding never, and a finished hypothesis only padding, at no cost (or a mistake's)."""
+    B, K, V = logits.shape
+    logp = _log_probs(logits, mistake)
+    pad_cost = logp[..., pad].clone()  # (B, K)
+    if mistake != "pad-allowed":
+        logp[..., pad] = -float("inf")
+    if mistake == "drop-finished":
+        logp[..., eos] = -float("inf")
+    finished_row = torch.full((B, K, V), -float("inf"))
+    finished_row[..., pad] = pad_cost if mistake == "pad-costs" else 0.0
+    if mistake not in _NO_FINISHED:
+        logp = torch.where(ended[..., None], finished_row, logp)
+    return logp
+
+
+def _log_probs(logits: Tensor, mistake: str | None) -> Tensor:
+    """What the search scores each token by, ``(B, K, V)``: log-softmax, or a mistake's."""
+    if mistake == "raw-logits":
+        return logits.clone()
+    if mistake == "probabilities":
+        return logits.softmax(-1)
+    if mistake == "softmax-over-batch":  # over the B*K rows of the batch
+        return logits.reshape(-1, logits.shape[-1]).log_softmax(0).view(logits.shape)
+    return logits.log_softmax(-1)
+
+
+def _select(ranked: Tensor, total: Tensor, cand_len: Tensor, ended: Tensor, hyps: Tensor,
+            mistake: str | None) -> tuple[Tensor, ...]:  # fmt: skip
+    """The K best of the ``(B, K, V)`` candidates: their scores, lengths, ended flags, parent
+    hypotheses and new tokens (or a whole batch's best, for ``topk-over-batch``)."""
+    B, K, V = ranked.shape
+    if mistake == "topk-over-batch":
+        best = ranked.reshape(-1).topk(B * K).indices  # (B*K,): the whole batch's best
+        rows, token = best // V, (best % V).view(B, K)
+        score, length = total.reshape(-1)[best].view(B, K), cand_len.reshape(-1)[best]
+        length, was = length.view(B, K), ended.reshape(-1)[rows].view(B, K)
+        return score, length, was, hyps.view(B * K, -1)[rows].view(B, K, -1), token
+    best = ranked.view(B, K * V).topk(K, dim=-1).indices  # (B, K)
+    beam, token = best // V, best % V
+    carried = ranked if mistake == "penalty-carried" else total
+    score = carried.view(B, K * V).gather(1, best)
+    length = cand_len.view(B, K * V).gather(1, best)
+    was = ended.gather(1, beam)
+    prev = hyps if mistake == "no-parent" else hyps.gather(1, beam[..., None].expand_as(hyps))
+    return score, length, was, prev, token
+
+
+def _stop_each(
+    first: list, hyps: Tensor, ended: Tensor, score: Tensor, mistake: str | None
+) -> bool:
+    """For a search where each sentence stops by itself: note each sentence's result when it
+    stops (in ``first``); True when all have."""
+    for b in range(hyps.shape[0]):
+        if first[b] is None and mistake == "first-finished" and ended[b].any():
+            first[b] = hyps[b, int(ended[b].nonzero()[0]), 1:].tolist()
+        if first[b] is None and mistake == "no-finished" and ended[b].all():
+            first[b] = hyps[b, int(score[b].argmax()), 1:].tolist()
+    return all(f is not None for f in first)
+
+
+def _sentences(out: list[list[int]], eos: int, pad: int, mistake: str | None) -> list[list[int]]:
+    """The hypotheses picked, without their trailing padding (cut at EOS where a search has no
+    finished state)."""
     sentences = []
     for s in out:
         if mistake in _NO_FINISHED and eos in s:

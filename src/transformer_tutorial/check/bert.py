@@ -175,22 +175,8 @@ def _expect_ordinary_replacements(fn: Callable, tokens: Tensor, real: Tensor) ->
         )
 
 
-@check(
-    "BERT masking (mask_tokens)",
-    call="fn(tokens, vocab, generator, select_prob=0.15, mask_prob=0.8, random_prob=0.1)",
-)
-def check_mask_tokens(fn: Callable) -> Verdict:
-    """``fn(tokens, vocab, generator=None, select_prob=0.15, mask_prob=0.8, random_prob=0.1)
-    -> (inputs, labels)``, BERT's masking rule as the book's ``mask_tokens``: each real token
-    (not in ``vocab.special_ids``) chosen independently with ``select_prob``; a chosen one
-    becomes ``[MASK]`` with ``mask_prob``, a random ordinary token with ``random_prob``, and
-    stays as it is otherwise; labels the original token where chosen, ``IGNORE_INDEX``
-    elsewhere. The shares are checked on about 13,000 tokens, each within 5 standard deviations.
-    """
-    tokens = _sentences(2000)  # (2000, 14): about 13,000 real tokens
-    real = ~_special(tokens)
-    n_real = n_total = int(real.sum())
-    inputs, labels = _call(fn, tokens, seed=0)
+def _expect_reproducible(fn: Callable, tokens: Tensor, inputs: Tensor, labels: Tensor) -> None:
+    """A second call with a generator seeded alike gives the same batch."""
     again = _call(fn, tokens, seed=0)
     if not (torch.equal(inputs, again[0]) and torch.equal(labels, again[1])):
         raise Wrong(
@@ -198,8 +184,11 @@ def check_mask_tokens(fn: Callable) -> Verdict:
             "random number from `generator` (torch.rand(..., generator=generator)), so "
             "that a seeded batch is reproducible."
         )
-    chosen = _positions(tokens, inputs, labels)
-    n, masked, randomized, unchanged = _shares(tokens, inputs, chosen)
+
+
+def _expect_shares(n: int, masked: int, randomized: int, unchanged: int, n_real: int) -> int:
+    """15 % of the ``n_real`` real tokens chosen (``n``), 80 / 10 / 10 of them [MASK] / random
+    / unchanged, each within the tolerance; returns ``n``."""
     if _off(n, n_real, 0.15):
         raise Wrong(
             f"{n / n_real:.1%} of the real tokens were chosen ({n:,} of {n_real:,}); "
@@ -228,6 +217,28 @@ def check_mask_tokens(fn: Callable) -> Verdict:
             "position to pick the case: [MASK] below mask_prob, random between mask_prob "
             "and mask_prob + random_prob, unchanged above."
         )
+    return n
+
+
+@check(
+    "BERT masking (mask_tokens)",
+    call="fn(tokens, vocab, generator, select_prob=0.15, mask_prob=0.8, random_prob=0.1)",
+)
+def check_mask_tokens(fn: Callable) -> Verdict:
+    """``fn(tokens, vocab, generator=None, select_prob=0.15, mask_prob=0.8, random_prob=0.1)
+    -> (inputs, labels)``, BERT's masking rule as the book's ``mask_tokens``: each real token
+    (not in ``vocab.special_ids``) chosen independently with ``select_prob``; a chosen one
+    becomes ``[MASK]`` with ``mask_prob``, a random ordinary token with ``random_prob``, and
+    stays as it is otherwise; labels the original token where chosen, ``IGNORE_INDEX``
+    elsewhere. The shares are checked on about 13,000 tokens, each within 5 standard deviations.
+    """
+    tokens = _sentences(2000)  # (2000, 14): about 13,000 real tokens
+    real = ~_special(tokens)
+    n_real = n_total = int(real.sum())
+    inputs, labels = _call(fn, tokens, seed=0)
+    _expect_reproducible(fn, tokens, inputs, labels)
+    chosen = _positions(tokens, inputs, labels)
+    _expect_shares(*_shares(tokens, inputs, chosen), n_real)
     # The arguments, on a quarter of the rows (still about 3,300 real tokens).
     _expect_arguments_used(fn, tokens[:500], real[:500])
     _expect_ordinary_replacements(fn, tokens[:500], real[:500])
