@@ -486,7 +486,9 @@
     [["1", T.greedy], ["4", T.beam]].forEach(function (p) { var o = el("option", null, p[1]); o.value = p[0]; searchSel.appendChild(o); });
     searchLab.appendChild(searchSel);
     var input = el("textarea", "tt-input"); input.rows = 3; input.placeholder = T.placeholder; input.setAttribute("aria-label", T.placeholder);
-    input.value = "Ein Hund läuft über die Wiese.";
+    var examples = { "de-en": "Ein Hund läuft über die Wiese.", "zh-en": "我们明天去公园散步。" };
+    if (ZH) pairSel.value = "zh-en";   // the Chinese edition's reader starts from Chinese
+    input.value = examples[pairSel.value];
     var go = el("button", "tt-go", T.go); go.type = "submit";
     row.appendChild(pairLab); row.appendChild(searchLab); row.appendChild(go);
     form.appendChild(input); form.appendChild(row); app.appendChild(form);
@@ -494,7 +496,6 @@
     var output = el("div", "tt-output"); output.setAttribute("lang", "en"); app.appendChild(output);
     var notes = el("div", "tt-notes"); app.appendChild(notes);
     var viewBox = el("div", "tt-view"); app.appendChild(viewBox);
-    var examples = { "de-en": "Ein Hund läuft über die Wiese.", "zh-en": "我们明天去公园散步。" };
     pairSel.addEventListener("change", function () {
       var pair = pairSel.value;
       if (!input.value.trim() || input.value === examples[pair === "de-en" ? "zh-en" : "de-en"]) input.value = examples[pair];
