@@ -143,10 +143,13 @@ def test_pointing_at_a_token_lights_its_row_and_its_links(browser, edition: str)
     世 (query 3) sees 4 keys, 1/4 each."""
     with watched(browser, edition + MASKS) as w:
         tab = w.tab
-        tab.locator('.tta select[data-k="p"]').select_option(label="decoder self-attention")
+        kind = tab.locator('.tta select[data-k="p"]')
+        kind.select_option(value="1")  # the second kind: decoder self-attention
+        named = kind.evaluate("e => e.options[e.selectedIndex].textContent")
         tab.locator('.tta-panel[data-p="1"] th.tta-q[data-i="3"]').hover()
         state = tab.evaluate(STATE_JS)[0]
     assert state["controlsShown"] and state["panel"] == "1" and state["lit"] == "3"
+    assert named == ("解码器自注意力" if edition else "decoder self-attention")
     quarter, zero = rgb(colour(64)), rgb(colour(0))
     assert state["litCells"] == [quarter] * 4 + [zero] * 2
     assert state["links"] == 4  # one link per visible key, none to the future or to <pad>
