@@ -21,6 +21,67 @@ _ORDINARY = torch.arange(4, 37)
 _NAMES = {0: "padding", 1: "<unk>", 2: "<bos>", 3: "<eos>", 37: "[CLS]", 38: "[SEP]", 39: "[MASK]"}
 _SIGMAS = 5.0  # a share further than this many standard deviations from its target is wrong
 
+MISTAKES = {
+    "bert-mask-in-place": "your function changed the tokens you passed in (in place): build "
+    "`inputs` as a new tensor (torch.where, or tokens.clone()), since the caller still needs the "
+    "originals.",
+    "bert-mask-label-zero-not-ignore": "the positions not chosen have label {pad}; use "
+    "IGNORE_INDEX = {ignore}, the value F.cross_entropy skips -- {pad} is a real id (<pad>), so "
+    "the loss would ask the model to predict it there.",
+    "bert-mask-every-token-labelled": "every real token has a label: the loss would count all "
+    "positions. Set the label to IGNORE_INDEX = {ignore} at the positions not chosen, and to the "
+    "original token at the chosen ones.",
+    "bert-mask-specials-chosen": "{names} positions were chosen (they have a label): [CLS], [SEP] "
+    "and padding are never chosen -- they are in every sentence and there is nothing to predict. "
+    "Choose among the real tokens only (not in vocab.special_ids).",
+    "bert-mask-label-is-corrupted-token": "the labels hold what the model reads ([MASK], a random "
+    "token): the label of a chosen position must be the original token, the word the model has "
+    "to recover.",
+    "bert-mask-random-outside-chosen": "a position that was not chosen (label IGNORE_INDEX) was "
+    "changed in `inputs`: only chosen tokens become [MASK] or a random token; the rest are left "
+    "alone.",
+    "bert-mask-select-prob-fixed": "with select_prob={share} {chosen:.1%} of the real tokens were "
+    "chosen: use the `select_prob` argument, not a fixed 0.15.",
+    "bert-mask-case-probs-fixed": "with mask_prob=0.5, random_prob=0.3 {masked:.1%} of the chosen "
+    "tokens show [MASK] and {randomized:.1%} a random token: use the `mask_prob` and "
+    "`random_prob` arguments, not fixed 0.8 and 0.1.",
+    "bert-mask-random-may-be-special": "a random replacement was a special token ({names}): draw "
+    "it from the ordinary tokens only (every id not in vocab.special_ids), so that a random word "
+    "never looks like [MASK], [CLS], [SEP] or padding.",
+    "bert-mask-ignores-generator": "two calls with generators seeded alike gave different "
+    "results: draw every random number from `generator` (torch.rand(..., generator=generator)), "
+    "so that a seeded batch is reproducible.",
+    "bert-mask-always-mask": "of the {n:,} chosen tokens {masked:.1%} show [MASK], "
+    "{randomized:.1%} a random token and {unchanged:.1%} are unchanged: every chosen token became "
+    "[MASK]. Of the chosen tokens 80 % become [MASK], 10 % a random token and 10 % stay unchanged "
+    "(80 / 10 / 10), so that a visible word may also be asked about.",
+}
+
+MESSAGES = {
+    "bert-mask-not-a-pair": "return two tensors, `(inputs, labels)`, each of the shape of "
+    "`tokens`.",
+    "bert-mask-not-a-tensor": "`{name}` should be a tensor, got {kind}.",
+    "bert-mask-shape": "`{name}` has shape {shape}; it must be (B, T) = {expected}, the shape of "
+    "`tokens`.",
+    "bert-mask-dtype": "`{name}` has dtype {dtype}; token ids and labels are integers "
+    "(torch.long).",
+    "bert-mask-special-replaced": "a {names} position was replaced in `inputs`: [CLS], [SEP] and "
+    "padding are never chosen, so they stay as they are.",
+    "bert-mask-label-not-original": "at some chosen positions the label is not the original "
+    "token; the label is `tokens` where chosen and IGNORE_INDEX = {ignore} elsewhere.",
+    "bert-mask-select-prob-zero": "with select_prob=0.0 some tokens were still chosen.",
+    "bert-mask-random-uneven": "the random replacements are not spread evenly over the {ids} "
+    "ordinary ids (counts from {low} to {high}, {expected:.0f} expected each): draw each one "
+    "uniformly, with its own number.",
+    "bert-mask-chosen-share": "{share:.1%} of the real tokens were chosen ({n:,} of {n_real:,}); "
+    "select_prob = 0.15 chooses each real token with probability 0.15 (and only real tokens are "
+    "counted).",
+    "bert-mask-case-shares": "of the {n:,} chosen tokens {masked:.1%} show [MASK], "
+    "{randomized:.1%} a random token and {unchanged:.1%} are unchanged; the rule is 80 / 10 / 10 "
+    "of the chosen tokens. Draw one number per position to pick the case: [MASK] below "
+    "mask_prob, random between mask_prob and mask_prob + random_prob, unchanged above.",
+}
+
 
 def _sentences(n: int, max_words: int = 12, seed: int = 0) -> Tensor:
     """``[CLS] words [SEP]`` rows of 1 to ``max_words`` ordinary words, right-padded with 0."""
@@ -45,22 +106,20 @@ def _call(fn: Callable, tokens: Tensor, seed: int, **probs: float) -> tuple[Tens
     given = tokens.clone()
     result = fn(given, _VOCAB, torch.Generator().manual_seed(seed), **probs)
     if not torch.equal(given, tokens):
-        raise Wrong(
-            "your function changed the tokens you passed in (in place): build `inputs` as a new "
-            "tensor (torch.where, or tokens.clone()), since the caller still needs the originals."
-        )
+        raise Wrong.named(MISTAKES, "bert-mask-in-place")
     if not (isinstance(result, tuple | list) and len(result) == 2):
-        raise Wrong("return two tensors, `(inputs, labels)`, each of the shape of `tokens`.")
+        raise Wrong.differs(MESSAGES, "bert-mask-not-a-pair")
     inputs, labels = result
     for name, t in (("inputs", inputs), ("labels", labels)):
         if not isinstance(t, Tensor):
-            raise Wrong(f"`{name}` should be a tensor, got {type(t).__name__}.")
+            raise Wrong.differs(
+                MESSAGES, "bert-mask-not-a-tensor", name=name, kind=type(t).__name__
+            )
         if tuple(t.shape) != tuple(tokens.shape):
-            raise Wrong(f"`{name}` has shape {tuple(t.shape)}; it must be (B, T) = "
-                        f"{tuple(tokens.shape)}, the shape of `tokens`.")  # fmt: skip
+            raise Wrong.differs(MESSAGES, "bert-mask-shape", name=name, shape=tuple(t.shape),
+                                expected=tuple(tokens.shape))  # fmt: skip
         if t.dtype not in (torch.int64, torch.int32):
-            raise Wrong(f"`{name}` has dtype {t.dtype}; token ids and labels are integers "
-                        "(torch.long).")  # fmt: skip
+            raise Wrong.differs(MESSAGES, "bert-mask-dtype", name=name, dtype=t.dtype)
     return inputs.long(), labels.long()
 
 
@@ -75,46 +134,23 @@ def _positions(tokens: Tensor, inputs: Tensor, labels: Tensor) -> Tensor:
     real = ~special
     labelled = labels != IGNORE_INDEX
     if ((labels == _VOCAB.pad_id) & real).float().sum() > 0.3 * real.sum():
-        raise Wrong(
-            f"the positions not chosen have label {_VOCAB.pad_id}; use IGNORE_INDEX = "
-            f"{IGNORE_INDEX}, the value F.cross_entropy skips -- {_VOCAB.pad_id} is a real id "
-            "(<pad>), so the loss would ask the model to predict it there."
-        )
+        raise Wrong.named(MISTAKES, "bert-mask-label-zero-not-ignore", pad=_VOCAB.pad_id,
+                          ignore=IGNORE_INDEX)  # fmt: skip
     if labelled[real].all():
-        raise Wrong(
-            "every real token has a label: the loss would count all positions. Set the label to "
-            f"IGNORE_INDEX = {IGNORE_INDEX} at the positions not chosen, and to the original "
-            "token at the chosen ones."
-        )
+        raise Wrong.named(MISTAKES, "bert-mask-every-token-labelled", ignore=IGNORE_INDEX)
     if (labelled & special).any():
         names = sorted({_NAMES[int(t)] for t in tokens[labelled & special]})
-        raise Wrong(
-            f"{', '.join(names)} positions were chosen (they have a label): [CLS], [SEP] and "
-            "padding are never chosen -- they are in every sentence and there is nothing to "
-            "predict. Choose among the real tokens only (not in vocab.special_ids)."
-        )
+        raise Wrong.named(MISTAKES, "bert-mask-specials-chosen", names=", ".join(names))
     if not torch.equal(inputs[special], tokens[special]):
         changed = sorted({_NAMES[int(t)] for t in tokens[special & (inputs != tokens)]})
-        raise Wrong(
-            f"a {', '.join(changed)} position was replaced in `inputs`: [CLS], [SEP] and padding "
-            "are never chosen, so they stay as they are."
-        )
+        raise Wrong.differs(MESSAGES, "bert-mask-special-replaced", names=", ".join(changed))
     wrong_label = labelled & (labels != tokens)
     if wrong_label.any():
         if torch.equal(labels[labelled], inputs[labelled]):
-            raise Wrong(
-                "the labels hold what the model reads ([MASK], a random token): the label of a "
-                "chosen position must be the original token, the word the model has to recover."
-            )
-        raise Wrong(
-            "at some chosen positions the label is not the original token; the label is "
-            f"`tokens` where chosen and IGNORE_INDEX = {IGNORE_INDEX} elsewhere."
-        )
+            raise Wrong.named(MISTAKES, "bert-mask-label-is-corrupted-token")
+        raise Wrong.differs(MESSAGES, "bert-mask-label-not-original", ignore=IGNORE_INDEX)
     if not torch.equal(inputs[~labelled], tokens[~labelled]):
-        raise Wrong(
-            "a position that was not chosen (label IGNORE_INDEX) was changed in `inputs`: "
-            "only chosen tokens become [MASK] or a random token; the rest are left alone."
-        )
+        raise Wrong.named(MISTAKES, "bert-mask-random-outside-chosen")
     return labelled
 
 
@@ -134,22 +170,17 @@ def _expect_arguments_used(fn: Callable, tokens: Tensor, real: Tensor) -> None:
         inputs, labels = _call(fn, tokens, seed=1, **probs)
         chosen = _positions(tokens, inputs, labels)
         if share == 0.0 and chosen.any():
-            raise Wrong("with select_prob=0.0 some tokens were still chosen.")
+            raise Wrong.differs(MESSAGES, "bert-mask-select-prob-zero")
         if share > 0 and _off(int(chosen.sum()), n_real, share):
-            raise Wrong(
-                f"with select_prob={share} {chosen.sum() / n_real:.1%} of the real tokens "
-                "were chosen: use the `select_prob` argument, not a fixed 0.15."
-            )
+            raise Wrong.named(MISTAKES, "bert-mask-select-prob-fixed", share=share,
+                              chosen=float(chosen.sum() / n_real))  # fmt: skip
     probs = {"select_prob": 0.5, "mask_prob": 0.5, "random_prob": 0.3}
     inputs, labels = _call(fn, tokens, seed=2, **probs)
     chosen = _positions(tokens, inputs, labels)
     n, masked, randomized, _ = _shares(tokens, inputs, chosen)
     if _off(masked, n, 0.5) or _off(randomized, n, 0.3 - 0.3 / len(_ORDINARY)):
-        raise Wrong(
-            f"with mask_prob=0.5, random_prob=0.3 {masked / n:.1%} of the chosen tokens "
-            f"show [MASK] and {randomized / n:.1%} a random token: use the `mask_prob` and "
-            "`random_prob` arguments, not fixed 0.8 and 0.1."
-        )
+        raise Wrong.named(MISTAKES, "bert-mask-case-probs-fixed", masked=masked / n,
+                          randomized=randomized / n)  # fmt: skip
 
 
 def _expect_ordinary_replacements(fn: Callable, tokens: Tensor, real: Tensor) -> None:
@@ -160,41 +191,27 @@ def _expect_ordinary_replacements(fn: Callable, tokens: Tensor, real: Tensor) ->
     bad = _special(drawn) | (drawn < 0) | (drawn >= _VOCAB.vocab_size)
     if bad.any():
         names = sorted({_NAMES.get(int(t), str(int(t))) for t in drawn[bad]})
-        raise Wrong(
-            f"a random replacement was a special token ({', '.join(names)}): draw it from "
-            "the ordinary tokens only (every id not in vocab.special_ids), so that a random "
-            "word never looks like [MASK], [CLS], [SEP] or padding."
-        )
+        raise Wrong.named(MISTAKES, "bert-mask-random-may-be-special", names=", ".join(names))
     counts = torch.bincount(drawn - 4, minlength=len(_ORDINARY)).double()  # (33,)
     expected = len(drawn) / len(_ORDINARY)
     if (counts - expected).abs().max() > _SIGMAS * math.sqrt(expected):
-        raise Wrong(
-            f"the random replacements are not spread evenly over the {len(_ORDINARY)} "
-            f"ordinary ids (counts from {int(counts.min())} to {int(counts.max())}, "
-            f"{expected:.0f} expected each): draw each one uniformly, with its own number."
-        )
+        raise Wrong.differs(MESSAGES, "bert-mask-random-uneven", ids=len(_ORDINARY),
+                            low=int(counts.min()), high=int(counts.max()), expected=expected)  # fmt: skip
 
 
 def _expect_reproducible(fn: Callable, tokens: Tensor, inputs: Tensor, labels: Tensor) -> None:
     """A second call with a generator seeded alike gives the same batch."""
     again = _call(fn, tokens, seed=0)
     if not (torch.equal(inputs, again[0]) and torch.equal(labels, again[1])):
-        raise Wrong(
-            "two calls with generators seeded alike gave different results: draw every "
-            "random number from `generator` (torch.rand(..., generator=generator)), so "
-            "that a seeded batch is reproducible."
-        )
+        raise Wrong.named(MISTAKES, "bert-mask-ignores-generator")
 
 
 def _expect_shares(n: int, masked: int, randomized: int, unchanged: int, n_real: int) -> int:
     """15 % of the ``n_real`` real tokens chosen (``n``), 80 / 10 / 10 of them [MASK] / random
     / unchanged, each within the tolerance; returns ``n``."""
     if _off(n, n_real, 0.15):
-        raise Wrong(
-            f"{n / n_real:.1%} of the real tokens were chosen ({n:,} of {n_real:,}); "
-            "select_prob = 0.15 chooses each real token with probability 0.15 (and only "
-            "real tokens are counted)."
-        )
+        raise Wrong.differs(MESSAGES, "bert-mask-chosen-share", share=n / n_real, n=n,
+                            n_real=n_real)  # fmt: skip
     p_same = 0.1 / len(_ORDINARY)  # a random draw equal to the original looks unchanged
     off = [
         _off(masked, n, 0.8),
@@ -202,21 +219,11 @@ def _expect_shares(n: int, masked: int, randomized: int, unchanged: int, n_real:
         _off(unchanged, n, 0.1 + p_same),
     ]
     if any(off):
-        seen = (
-            f"of the {n:,} chosen tokens {masked / n:.1%} show [MASK], "
-            f"{randomized / n:.1%} a random token and {unchanged / n:.1%} are unchanged"
-        )
+        seen = {"n": n, "masked": masked / n, "randomized": randomized / n,
+                "unchanged": unchanged / n}  # fmt: skip
         if masked == n:
-            raise Wrong(
-                f"{seen}: every chosen token became [MASK]. Of the chosen tokens 80 % become "
-                "[MASK], 10 % a random token and 10 % stay unchanged (80 / 10 / 10), so "
-                "that a visible word may also be asked about."
-            )
-        raise Wrong(
-            f"{seen}; the rule is 80 / 10 / 10 of the chosen tokens. Draw one number per "
-            "position to pick the case: [MASK] below mask_prob, random between mask_prob "
-            "and mask_prob + random_prob, unchanged above."
-        )
+            raise Wrong.named(MISTAKES, "bert-mask-always-mask", **seen)
+        raise Wrong.differs(MESSAGES, "bert-mask-case-shares", **seen)
     return n
 
 
