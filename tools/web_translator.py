@@ -227,20 +227,22 @@ if __name__ == "__main__":
 
 
 def reference_greedy(
-    checkpoint: str | Path, sentences: list[str]
+    checkpoint: str | Path, sentences: list[str], beam_size: int = 1
 ) -> tuple[list[list[int]], list[str]]:
-    """What the Python translator writes for ``sentences`` with greedy search, on the weights
+    """What the Python translator writes for ``sentences`` with greedy search (or beam search
+    with ``beam_size`` beams and the checkpoint's length penalty), on the weights
     rounded to fp16 as the page reads them: the output ids (up to EOS, included) and the texts.
     For an fp16 checkpoint (the shipped models) this is exactly
     ``python -m transformer_tutorial.translate --checkpoint <checkpoint>``."""
     import torch
 
-    from transformer_tutorial.decoding import greedy_decode
+    from transformer_tutorial.decoding import beam_search, greedy_decode
     from transformer_tutorial.sequences import BOS_ID, EOS_ID, pad_sequences
     from transformer_tutorial.tokens import decode, encode
     from transformer_tutorial.translator.checkpoint import load_checkpoint
 
-    model, config, tokenizer, _ = load_checkpoint(checkpoint)
+    model, config, tokenizer, meta = load_checkpoint(checkpoint)
+    alpha = meta.get("length_penalty", 0.6)
     with torch.no_grad():
         for p in model.parameters():
             p.copy_(p.half().float())
@@ -248,7 +250,13 @@ def reference_greedy(
     out = []
     for start in range(0, len(ids), 64):
         src, _ = pad_sequences(ids[start : start + 64], pad_value=config.pad_id)
-        for row in greedy_decode(model, src, None, BOS_ID, EOS_ID).tolist():
+        if beam_size == 1:
+            hyp = greedy_decode(model, src, None, BOS_ID, EOS_ID)
+        else:
+            hyp = beam_search(
+                model, src, beam_size, bos_id=BOS_ID, eos_id=EOS_ID, length_penalty=alpha
+            )
+        for row in hyp.tolist():
             # up to EOS; a sentence that reached its limit has padding after it (never a token)
             out.append(
                 row[: row.index(EOS_ID) + 1]

@@ -56,7 +56,9 @@ def test_sentences(pair: str, n: int = SENTENCES) -> tuple[list[str], list[str]]
 test_sentences.__test__ = False  # a helper, not a test
 
 
-def python_greedy(checkpoint: str, sentences: list[str]) -> tuple[list[list[int]], list[str]]:
+def python_greedy(
+    checkpoint: str, sentences: list[str], beam_size: int = 1
+) -> tuple[list[list[int]], list[str]]:
     """The Python translator's greedy ids and texts on the page's (fp16) weights."""
     import importlib.util
 
@@ -68,7 +70,7 @@ def python_greedy(checkpoint: str, sentences: list[str]) -> tuple[list[list[int]
         tool = importlib.util.module_from_spec(spec)
         sys.modules["tools_web_translator"] = tool
         spec.loader.exec_module(tool)
-    return tool.reference_greedy(checkpoint, sentences)
+    return tool.reference_greedy(checkpoint, sentences, beam_size)
 
 
 @pytest.fixture(scope="module")
@@ -191,6 +193,17 @@ def test_greedy_translations_equal_the_python_translator(tab, pair: str):
     ]
     assert all(a == b for a, b in texts), [ab for ab in texts if ab[0] != ab[1]][:3]
     assert not tab.own_errors() and not tab.external, (tab.own_errors(), tab.external)
+
+
+@pytest.mark.parametrize("pair", ["de-en", "zh-en"])
+def test_beam_search_equals_the_python_beam_search(tab, pair: str):
+    """Beam search with 4 beams and the model's length penalty, on fewer sentences (slower)."""
+    info = need(pair)
+    sources, _ = test_sentences(pair, 40)
+    ref_ids, _ = python_greedy(info["checkpoint"], sources, beam_size=4)
+    page = tab.translate(pair, sources, 4)
+    same = sum(p["ids"] == r for p, r in zip(page, ref_ids, strict=True))
+    assert same >= 0.95 * len(sources), f"{same}/{len(sources)} equal"
 
 
 @pytest.mark.parametrize("pair", ["de-en", "zh-en"])
