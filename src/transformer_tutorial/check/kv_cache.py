@@ -20,6 +20,49 @@ MISTAKES = {
     "positions: return only the positions appended so far, (B, H, T_past + T_new, Dh) -- "
     "attention would read the unfilled rest of a buffer as keys. Slice a preallocated buffer "
     "to its filled length, or concatenate.",
+    "kv-cache-shared-history": "two caches share one history: a new cache's first append_self "
+    "returned {got} positions, with the keys another cache was given. Make the lists or tensors "
+    "in __init__ (self.k = None), not in the class body or as a default argument, which every "
+    "instance shares.",
+    "kv-cache-no-history": "append_self returns only the new {name}, not the history: after "
+    "appending {shapes} it must return all of them, {want} -- attention at step t reads the keys "
+    "and values of every position 0..t.",
+    "kv-cache-no-reorder": "reorder({order}) left the cached {name} as they were: row 0 must now "
+    "hold what row {first} held. In beam search a hypothesis that continues another one would "
+    "attend to the wrong history, and its next step would differ from recomputing its prefix.",
+}
+_APPENDED = (
+    "the {name} are appended along the {axis} axis (dim {d}): after appending {shapes} yours are "
+    "{got}; new positions go on dim 2 of (B, H, T, Dh), giving {want}."
+)
+_REORDERED = (
+    "reorder picks the {name} along the {axis} axis (dim {d}), but it must keep batch rows, dim 0 "
+    "of (B, H, T, Dh): after reorder({order}) row 0 holds what row {first} held."
+)
+MISTAKES |= {  # the axis a reader appends along, or reorders along, instead of the right one
+    "kv-cache-batch-axis": _APPENDED,
+    "kv-cache-heads-axis": _APPENDED,
+    "kv-cache-feature-axis": _APPENDED,
+    "kv-cache-reorder-heads": _REORDERED,
+    "kv-cache-reorder-t": _REORDERED,
+}
+_APPEND_AXIS = {0: "kv-cache-batch-axis", 1: "kv-cache-heads-axis", 3: "kv-cache-feature-axis"}
+_REORDER_AXIS = {1: "kv-cache-reorder-heads", 2: "kv-cache-reorder-t"}
+
+MESSAGES = {
+    "kv-cache-not-tensors": "append_self should return tensors, got {kind} for the {name}.",
+    "kv-cache-history-differs": "after appending {shapes} the {name} returned should be all of "
+    "them in order along dim 2, {want}; yours differ.",
+    "kv-cache-not-a-pair": "append_self should return a pair (all keys, all values) so far.",
+    "kv-cache-reorder-differs": "after reorder({order}) and one more append_self the {name} are "
+    "not the right rows.",
+    "kv-cache-decoder-differs": "in the book's decoder with your cache, the logits of step {t} "
+    "(the token at position {t}) differ from recomputing the whole prefix by up to {gap:.3g}: the "
+    "cache must keep the keys and values of every position for the whole output.",
+    "kv-cache-decoder-differs-reordered": "in the book's decoder with your cache, the logits of "
+    "step {t} (the token at position {t}) differ from recomputing the whole prefix by up to "
+    "{gap:.3g}, after cache.reorder({order}) at step {when}: the cache must keep the keys and "
+    "values of every position for the whole output.",
 }
 
 # --- the key/value cache ------------------------------------------------------------------------
@@ -27,23 +70,19 @@ MISTAKES = {
 _AXES = {0: "batch", 1: "heads", 2: "positions", 3: "feature"}
 
 
-def _history_mistake(name: str, got: object, parts: list[Tensor]) -> str:
+def _history_mistake(name: str, got: object, parts: list[Tensor]) -> Wrong:
     """Why ``got`` is not ``parts`` joined along the positions axis (dim 2)."""
-    want = torch.cat(parts, dim=2)
+    want = tuple(torch.cat(parts, dim=2).shape)
     shapes = " then ".join(str(tuple(p.shape)) for p in parts)
     if not isinstance(got, Tensor):
-        return f"append_self should return tensors, got {type(got).__name__} for the {name}."
+        return Wrong.differs(MESSAGES, "kv-cache-not-tensors", kind=type(got).__name__, name=name)
     if len(parts) > 1 and close(got, parts[-1]):
-        return (f"append_self returns only the new {name}, not the history: after appending "
-                f"{shapes} it must return all of them, {tuple(want.shape)} -- attention at "
-                "step t reads the keys and values of every position 0..t.")  # fmt: skip
+        return Wrong.named(MISTAKES, "kv-cache-no-history", name=name, shapes=shapes, want=want)
     for d in (0, 1, 3):
         if close(got, torch.cat(parts, dim=d)):
-            return (f"the {name} are appended along the {_AXES[d]} axis (dim {d}): after "
-                    f"appending {shapes} yours are {tuple(got.shape)}; new positions go on "
-                    f"dim 2 of (B, H, T, Dh), giving {tuple(want.shape)}.")  # fmt: skip
-    return (f"after appending {shapes} the {name} returned should be all of them in order "
-            f"along dim 2, {tuple(want.shape)}; yours differ.")  # fmt: skip
+            return Wrong.named(MISTAKES, _APPEND_AXIS[d], name=name, axis=_AXES[d], d=d,
+                               shapes=shapes, got=tuple(got.shape), want=want)  # fmt: skip
+    return Wrong.differs(MESSAGES, "kv-cache-history-differs", shapes=shapes, name=name, want=want)
 
 
 _NAMES = ("keys", "values")
@@ -54,30 +93,26 @@ def _append(cache, new: tuple, pieces: tuple, explain=_history_mistake) -> None:
     far and the new one joined along the positions; otherwise ``explain`` says why not."""
     result = cache.append_self(*new)
     if not (isinstance(result, tuple) and len(result) == 2):
-        raise Wrong("append_self should return a pair (all keys, all values) so far.")
+        raise Wrong.differs(MESSAGES, "kv-cache-not-a-pair")
     for name, got, parts, latest in zip(_NAMES, result, pieces, new, strict=True):
         parts.append(latest)
         if not (isinstance(got, Tensor) and close(got, torch.cat(parts, dim=2))):
-            raise Wrong(explain(name, got, parts))
+            raise explain(name, got, parts)
 
 
-def _reorder_mistake(name: str, got: object, parts: list, before: dict, index: Tensor) -> str:
+def _reorder_mistake(name: str, got: object, parts: list, before: dict, index: Tensor) -> Wrong:
     """Why the {name} returned by the first ``append_self`` after ``reorder(index)`` are
     ``got``; ``before[name]`` are all of them before the reorder, ``parts[-1]`` the new ones."""
     order, old, new = index.tolist(), before[name], parts[-1]
     if not isinstance(got, Tensor):
-        return f"append_self should return tensors, got {type(got).__name__} for the {name}."
+        return Wrong.differs(MESSAGES, "kv-cache-not-tensors", kind=type(got).__name__, name=name)
     if close(got, torch.cat([old, new], dim=2)):
-        return (f"reorder({order}) left the cached {name} as they were: row 0 must now hold "
-                f"what row {order[0]} held. In beam search a hypothesis that continues another "
-                "one would attend to the wrong history, and its next step would differ from "
-                "recomputing its prefix.")  # fmt: skip
+        return Wrong.named(MISTAKES, "kv-cache-no-reorder", order=order, name=name, first=order[0])
     for d in (1, 2):
         if close(got, torch.cat([old.index_select(d, index), new], dim=2)):
-            return (f"reorder picks the {name} along the {_AXES[d]} axis (dim {d}), but it "
-                    f"must keep batch rows, dim 0 of (B, H, T, Dh): after reorder({order}) row "
-                    f"0 holds what row {order[0]} held.")  # fmt: skip
-    return f"after reorder({order}) and one more append_self the {name} are not the right rows."
+            return Wrong.named(MISTAKES, _REORDER_AXIS[d], name=name, axis=_AXES[d], d=d,
+                               order=order, first=order[0])  # fmt: skip
+    return Wrong.differs(MESSAGES, "kv-cache-reorder-differs", order=order, name=name)
 
 
 class _InDecoder:
@@ -99,7 +134,7 @@ class _InDecoder:
             self.cross_v = self.cross_v.index_select(0, index)
 
 
-def _decoder_mistake(cls: type) -> str | None:
+def _decoder_mistake(cls: type) -> Wrong | None:
     """Decode with the reader's cache in the book's decoder, one token a step, then reorder
     the rows; compare every step's logits with recomputing the whole prefix."""
     case = decoding_case()
@@ -119,11 +154,11 @@ def _decoder_mistake(cls: type) -> str | None:
             step = model.decode(tokens[:, t : t + 1], memory, src, cache)[:, -1]  # (B, V)
             again = model.decode(tokens[:, : t + 1], memory, src)[:, -1]  # (B, V)
             if not close(step, again, 1e-4):
-                moved = f", after cache.reorder({index.tolist()}) at step {when}" * (t >= when)
-                return (f"in the book's decoder with your cache, the logits of step {t} (the "
-                        f"token at position {t}) differ from recomputing the whole prefix by up "
-                        f"to {float((step - again).abs().max()):.3g}{moved}: the cache must keep "
-                        "the keys and values of every position for the whole output.")  # fmt: skip
+                gap = float((step - again).abs().max())
+                if t < when:
+                    return Wrong.differs(MESSAGES, "kv-cache-decoder-differs", t=t, gap=gap)
+                return Wrong.differs(MESSAGES, "kv-cache-decoder-differs-reordered", t=t,
+                                     gap=gap, order=index.tolist(), when=when)  # fmt: skip
     return None
 
 
@@ -147,12 +182,7 @@ def check_kv_cache(cls: type) -> Verdict:
     if isinstance(keys, tuple) and isinstance(keys[0], Tensor) and keys[0].shape[2] not in (1, 2):
         raise Wrong.named(MISTAKES, "kv-cache-whole-buffer", got=keys[0].shape[2])
     if isinstance(keys, tuple) and isinstance(keys[0], Tensor) and keys[0].shape[2] == 2:
-        raise Wrong(
-            "two caches share one history: a new cache's first append_self returned "
-            f"{keys[0].shape[2]} positions, with the keys another cache was given. Make "
-            "the lists or tensors in __init__ (self.k = None), not in the class body or as "
-            "a default argument, which every instance shares."
-        )
+        raise Wrong.named(MISTAKES, "kv-cache-shared-history", got=keys[0].shape[2])
     cache, pieces = cls(), ([], [])
     for step, T_new in enumerate((1, 1, 2)):  # 4 positions: (B, H, 4, Dh)
         _append(cache, new(T_new, step), pieces)
@@ -161,9 +191,9 @@ def check_kv_cache(cls: type) -> Verdict:
     before = {name: torch.cat(parts, dim=2) for name, parts in zip(_NAMES, pieces, strict=True)}
     pieces = tuple([old.index_select(0, index)] for old in before.values())
     _append(cache, new(1, 30), pieces, partial(_reorder_mistake, before=before, index=index))
-    words = _decoder_mistake(cls)
-    if words:
-        raise Wrong(words)
+    wrong = _decoder_mistake(cls)
+    if wrong:
+        raise wrong
     return (
         "append_self keeps every position's keys and values, reorder follows the batch "
         "rows, and the book's decoder with your cache gives the logits of recomputing."

@@ -388,7 +388,7 @@ _CACHE = [
     ("no-history", cat_cache(history=False), "returns only the new keys"),
     ("no-reorder", cat_cache(reorder_axis=None), "left the cached keys as they were"),
     ("reorder-heads", cat_cache(reorder_axis=1), "along the heads axis (dim 1), but it must keep"),
-    ("reorder-T", cat_cache(reorder_axis=2), "along the positions axis (dim 2), but it must keep"),
+    ("reorder-t", cat_cache(reorder_axis=2), "along the positions axis (dim 2), but it must keep"),
     ("window", cat_cache(window=5), "the logits of step 5 (the token at position 5) differ"),
     ("values-are-keys", CacheThatCopiesOnlyKeys, "the values returned should be"),
     ("shared-history", CacheInClassLists, "two caches share one history"),
