@@ -442,12 +442,14 @@ def _cjk_family() -> str | None:
     return find_cjk_font()
 
 
-# The style sheet is scoped by the class ``tta`` and written once per view (a page may hold one
+# The style sheet is scoped by the class ``tta`` and written once per view. It keeps the page's
+# font family (the book serves one with Chinese glyphs; a family named here would draw boxes for
+# Chinese tokens on a machine without a CJK font). (a page may hold one
 # view or ten; each is a few hundred bytes). The box scrolls sideways inside itself when the
 # table is wider than the text column (a phone), never the page.
 _CSS = (
     "<style>"
-    ".tta{margin:.5em 0;font:13px/1.3 system-ui,sans-serif;max-width:100%}"
+    ".tta{margin:.5em 0;font-size:13px;line-height:1.3;max-width:100%}"
     ".tta-title{font-weight:600;margin-bottom:.3em}"
     ".tta-controls{margin:.2em 0 .4em}.tta-controls label{margin-right:1em;white-space:nowrap}"
     ".tta-controls select{font:inherit}"
@@ -466,7 +468,7 @@ _CSS = (
     "font-weight:600}"
     ".tta td.tta-col{border-left-color:#d55e00;border-right-color:#d55e00}"
     ".tta th:focus{outline:2px solid #d55e00}"
-    ".tta-links text{font:12px system-ui,sans-serif;fill:currentColor}"
+    ".tta-links text{font-size:12px;fill:currentColor}"
     ".tta-links line{stroke:#2171b5}"
     ".tta-readout{min-height:1.3em;margin-top:.3em;color:#333}"
     "</style>"
