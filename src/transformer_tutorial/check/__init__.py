@@ -105,11 +105,29 @@ Blocks covered so far, each with the signature the book uses:
   ``layer(x, mask=None) -> (out, weights)``: ``softmax(Q K^T / sqrt(d_k)) V`` over ``(B, T,
   d_in)``, mask True = may attend (chapter 8).
 
-Every check returns a ``Verdict`` (``ok``, ``block``, ``message``) as well as printing it.
+Every check returns a ``Verdict`` (``ok``, ``block``, ``message``, and ``mistake``: the id of
+the mistake it names, or None when it names none) as well as printing it. ``set_language("zh_CN")``
+(or ``TRANSFORMER_TUTORIAL_LANGUAGE=zh_CN``) makes the verdicts Chinese.
 
-The checks live in one module per family of blocks: ``verdict`` (the machinery every check
-shares), ``recurrent``, ``attention``, ``layers``, ``blocks``, ``decoding``, and one module for
-each block family the later chapters add; this package re-exports every check.
+Every check runs on one engine, ``engine``: its ``@check`` decorator declares the call the book
+documents (``call="fn(q, k, v, mask=None)"``; for a class, ``build="cls(d_model, d_ff)"`` and the
+``methods`` the check calls), makes sure the argument fits that call before any probe runs (a
+function, a class or an instance; the arguments its signature takes), runs the check's probes,
+and turns whatever they raise into one verdict: a mistake the reader made, a slip in how their
+code fits the call (said with the call and their signature), their code raising (with its line),
+and -- only for an exception whose cause is inside ``check/`` -- the checker's own bug.
+
+The checks live in one family module per group of blocks (listed in ``families.FAMILIES``:
+``recurrent``, ``attention``, ``layers``, ``blocks``, ``decoding``, ``beam_search``,
+``kv_cache``, and one for each family the later chapters add). A family declares the mistakes
+its checks can name as message templates keyed by id (``MISTAKES``; an id is the name of the
+mistake's entry in the tests' catalogue, ``tests/check/mistakes/``) and its other sentences the
+same way (``MESSAGES``); the Chinese catalog translates the templates. What the families share:
+``tensors`` (calling and comparing tensors), ``diagnoses`` (masking and loss normalisation,
+diagnosed once for every check whose block contains them) and ``verdict`` (``Verdict``, ``Wrong``
+and ``say``, which looks a message up by id, translated). Some checks still raise literal
+English messages that are in no table yet, so those are not translated. This package re-exports
+every check.
 """
 
 from .attention import (
