@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_site import CHROMIUM, HTML
+from test_site import CHROMIUM, HTML, drawn_fonts
 
 from transformer_tutorial.explore import attention_view, colour
 
@@ -233,3 +233,15 @@ def test_tokens_that_look_like_markup_stay_text(browser, tmp_path: Path):
     assert found["headers"] == evil
     assert found["readout"].startswith("\u201c<img src=x onerror=alert(1)>\u201d (query 1)")
     assert "<img src=x one" in found["svgText"]
+
+
+@pytest.mark.parametrize("edition", EDITIONS, ids=["en", "zh"])
+def test_chinese_tokens_draw_with_the_books_web_font(browser, edition: str):
+    """The view keeps the page's font family: its Chinese tokens (你好世界) are drawn by the
+    book's Noto Sans SC, not as boxes, on a machine with no CJK font (this one)."""
+    with watched(browser, edition + MASKS) as w:
+        w.tab.locator('.tta select[data-k="p"]').select_option(value="1")  # the decoder's tokens
+        w.tab.evaluate("async () => { await document.fonts.ready; }")
+        text, fonts = drawn_fonts(w.tab, '.tta-panel[data-p="1"] tr[data-i="1"]')
+    assert text, "no Chinese token in the view"
+    assert any(f.startswith("Noto Sans SC") for f in fonts), f"{text!r} drawn by {fonts}"
