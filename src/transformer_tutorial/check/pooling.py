@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import torch
@@ -13,7 +12,33 @@ from .engine import check, describe
 from .tensors import close, expect_tensor
 from .verdict import Verdict, Wrong
 
+MISTAKES = {
+    "nw-unweighted-average": "every value gets the same weight 1 / T_k: that is average pooling. "
+    "Weight each value by the softmax of the kernel scores, so near keys count more.",
+    "nw-softmax-over-queries": "the weights sum to 1 over the queries (softmax over axis 0): each "
+    "query's weights are a distribution over the keys, the last axis.",
+    "nw-sign": "the sign of the score is flipped: far keys get the most weight. The score is "
+    "-(q - k)^2 / (2 width^2), largest (0) when the key equals the query.",
+    "nw-no-half": "the 2 of 2 width^2 is missing: the score is -(q - k)^2 / (2 width^2); yours "
+    "acts like a kernel 1.414 times narrower.",
+    "nw-no-square": "the distance is not squared: the Gaussian score is -(q - k)^2 / (2 width^2); "
+    "-|q - k| / ... is another kernel (Laplace's, exercise 1).",
+    "nw-width-multiplies": "the width multiplies the squared distance; it divides it: "
+    "-(q - k)^2 / (2 width^2), so a larger width means a wider kernel.",
+    "nw-width-not-squared": "the width is not squared: divide by 2 width^2, not 2 width (the two "
+    "agree only at width 1).",
+    "nw-width-detached": "the predictions do not depend on the width through autograd: fit_width "
+    "could not learn it.",
+}
+
 MESSAGES = {
+    "nw-not-a-pair": "return a pair (predictions (T_q,), weights (T_q, T_k)), as the book does.",
+    "nw-row-sums": "each row of weights should sum to 1 over the keys; the sums are {sums}.",
+    "nw-predictions-differ": "the weights are right but the predictions are not: f(q) = sum_i "
+    "alpha(q, k_i) v_i, the weighted sum of the values (width {width}).",
+    "nw-weights-differ": "with width {width} the weights of query {query} should be {want}.",
+    "nw-rows-per-query-differ": "with one row of keys per query (keys {shape}) query i must use "
+    "row i of the keys and values only; use queries.unsqueeze(-1) - keys.",
     "rows-per-query-raised": "with one row of keys per query (keys {shape} = (T_q, T_k), as "
     "leave_one_out gives them): {what} -- each query uses its own row of keys and values: the "
     "differences queries.unsqueeze(-1) - keys and the weighted sum (weights * values).sum(-1) "
@@ -23,7 +48,7 @@ MESSAGES = {
 
 def _predictions_and_weights(result: object, T_q: int, T_k: int) -> tuple[Tensor, Tensor]:
     if not (isinstance(result, tuple) and len(result) == 2):
-        raise Wrong("return a pair (predictions (T_q,), weights (T_q, T_k)), as the book does.")
+        raise Wrong.differs(MESSAGES, "nw-not-a-pair")
     predictions = expect_tensor(result[0], "the predictions", (T_q,)).detach().double()
     weights = expect_tensor(result[1], "the weights", (T_q, T_k)).detach().double()
     return predictions, weights
@@ -42,47 +67,25 @@ def _diagnose_kernel(got: Tensor, got_w: Tensor, queries: Tensor, keys: Tensor, 
     want, want_w = nadaraya_watson(queries, keys, values, width)
     sums = got_w.sum(-1)
     if close(got_w, torch.full((T_q, T_k), 1 / T_k)) or close(got, values.mean().expand(T_q)):
-        raise Wrong(
-            "every value gets the same weight 1 / T_k: that is average pooling. Weight "
-            "each value by the softmax of the kernel scores, so near keys count more."
-        )
+        raise Wrong.named(MISTAKES, "nw-unweighted-average")
     if not close(sums, torch.ones(T_q)):
         if close(got_w.sum(0), torch.ones(T_k)):
-            raise Wrong(
-                "the weights sum to 1 over the queries (softmax over axis 0): each "
-                "query's weights are a distribution over the keys, the last axis."
-            )
-        raise Wrong(f"each row of weights should sum to 1 over the keys; the sums are "
-                    f"{[round(s, 4) for s in sums.tolist()]}.")  # fmt: skip
-    looks_like = {
-        "+": nw(diff**2 / (2 * width**2)),
-        "no-half": nw(-(diff**2) / width**2),
-        "no-square": nw(-diff.abs() / (2 * width**2)),
-        "multiply": nw(-(diff**2) * width**2 / 2),
-        "width-not-squared": nw(-(diff**2) / (2 * width)),
-    }
-    messages = {
-        "+": "the sign of the score is flipped: far keys get the most weight. The score "
-        "is -(q - k)^2 / (2 width^2), largest (0) when the key equals the query.",
-        "no-half": "the 2 of 2 width^2 is missing: the score is -(q - k)^2 / (2 width^2); "
-        f"yours acts like a kernel {math.sqrt(2):.3f} times narrower.",
-        "no-square": "the distance is not squared: the Gaussian score is -(q - k)^2 / "
-        "(2 width^2); -|q - k| / ... is another kernel (Laplace's, exercise 1).",
-        "multiply": "the width multiplies the squared distance; it divides it: "
-        "-(q - k)^2 / (2 width^2), so a larger width means a wider kernel.",
-        "width-not-squared": "the width is not squared: divide by 2 width^2, not 2 width "
-        "(the two agree only at width 1).",
+            raise Wrong.named(MISTAKES, "nw-softmax-over-queries")
+        raise Wrong.differs(MESSAGES, "nw-row-sums", sums=[round(s, 4) for s in sums.tolist()])
+    looks_like = {  # the mistake id, and the weights it gives
+        "nw-sign": nw(diff**2 / (2 * width**2)),
+        "nw-no-half": nw(-(diff**2) / width**2),
+        "nw-no-square": nw(-diff.abs() / (2 * width**2)),
+        "nw-width-multiplies": nw(-(diff**2) * width**2 / 2),
+        "nw-width-not-squared": nw(-(diff**2) / (2 * width)),
     }
     for name, weights in looks_like.items():
         if close(got_w, weights, 1e-6):
-            raise Wrong(messages[name])
+            raise Wrong.named(MISTAKES, name)
     if close(got_w, want_w, 1e-6):
-        raise Wrong(
-            f"the weights are right but the predictions are not: f(q) = sum_i "
-            f"alpha(q, k_i) v_i, the weighted sum of the values (width {width})."
-        )
-    raise Wrong(f"with width {width} the weights of query {queries[0].item()} should be "
-                f"{[round(w, 4) for w in want_w[0].tolist()]}.")  # fmt: skip
+        raise Wrong.differs(MESSAGES, "nw-predictions-differ", width=width)
+    raise Wrong.differs(MESSAGES, "nw-weights-differ", width=width, query=queries[0].item(),
+                        want=[round(w, 4) for w in want_w[0].tolist()])  # fmt: skip
 
 
 def _expect_rows_per_query(fn: Callable, queries: Tensor, keys: Tensor, values: Tensor) -> None:
@@ -100,10 +103,7 @@ def _expect_rows_per_query(fn: Callable, queries: Tensor, keys: Tensor, values: 
         raise Wrong.differs(MESSAGES, "rows-per-query-raised", shape=tuple(rows_k.shape),
                             what=what) from None  # fmt: skip
     if not (close(got, want, 1e-6) and close(got_w, want_w, 1e-6)):
-        raise Wrong(
-            f"with one row of keys per query (keys {tuple(rows_k.shape)}) query i must use "
-            "row i of the keys and values only; use queries.unsqueeze(-1) - keys."
-        )
+        raise Wrong.differs(MESSAGES, "nw-rows-per-query-differ", shape=tuple(rows_k.shape))
 
 
 @check("Nadaraya-Watson regression", call="fn(queries, keys, values, width)")
@@ -131,7 +131,6 @@ def check_nadaraya_watson(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
     width = torch.tensor(0.7, dtype=torch.float64, requires_grad=True)
     prediction, _ = fn(x, keys, values, width)
     if not (isinstance(prediction, Tensor) and prediction.requires_grad):
-        raise Wrong("the predictions do not depend on the width through autograd: "
-                    "fit_width could not learn it.")  # fmt: skip
+        raise Wrong.named(MISTAKES, "nw-width-detached")
     return ("the Gaussian kernel, its softmax over the keys and the weighted sum are right, "
             "for shared keys and for one row of keys per query.")  # fmt: skip
