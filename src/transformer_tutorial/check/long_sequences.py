@@ -14,7 +14,76 @@ from ..local_attention import band_mask
 from .diagnoses import MASKING
 from .engine import check
 from .tensors import close, expect_tensor, randn
-from .verdict import POLARITY, Verdict, Wrong, say
+from .verdict import Verdict, Wrong, say
+
+_EDGES = (
+    " Near the ends of the sequence a frame has fewer keys (frame 0 has {n}); a key outside "
+    "0 .. T - 1 must be masked out."
+)
+MISTAKES = {
+    "banded-nan-row": "your output contains NaN {here}: a frame whose keys are all padding gets "
+    "softmax(-inf, ..., -inf) = 0/0. Give it zero weights and a zero output, as masked_softmax "
+    "does (chapter 6).",
+    "banded-unscaled": "you forgot to divide the scores by sqrt(Dh): with Dh = {dh} the softmax "
+    "gets scores {times:.1f} times too large.",
+    "banded-no-band": "there is no band: every frame attends to every frame. Frame t may see only "
+    "the keys s with |t - s| <= window (and s <= t when causal).",
+    "banded-too-narrow": "the band is one frame too narrow on each side: with window = w, frame t "
+    "sees |t - s| <= w, both ends included ({keys} keys away from the edges), not |t - s| < w.",
+    "banded-too-wide": "the band is one frame too wide on each side: with window = w, frame t sees "
+    "|t - s| <= w ({keys} keys away from the edges), not |t - s| <= w + 1.",
+    "banded-range-end-exclusive": "one side of the band is a frame short: you give frame t the "
+    "keys t{a:+d} .. t{b:+d}, 2w keys, and miss the last one {side} it (a Python range's end is "
+    "exclusive). The band is t - w .. t + w, 2w + 1 keys.",
+    "banded-one-sided": "your band is one-sided: with causal=False frame t sees the frames on both "
+    "sides, t - w .. t + w; yours sees only the past, t - w .. t.",
+    "banded-ahead-only": "your band is one-sided and looks ahead: with causal=False frame t sees "
+    "t - w .. t + w; yours sees only t .. t + w.",
+    "banded-ignores-causal": "with causal=True frame t must not see the future: the causal band "
+    "is t - w .. t, one-sided; yours is two-sided, t - w .. t + w.",
+    "banded-causal-wrong-axis": "your causal band looks ahead, t .. t + w, instead of back, "
+    "t - w .. t: the band is laid along the wrong axis (rows are queries t, columns keys s; "
+    "transposed).",
+    "banded-causal-excludes-self": "frame t does not see itself: the causal band is t - w .. t, "
+    "both ends included (w + 1 keys); yours stops at t - 1.",
+    "banded-padding-ignored": "key_padding is not used: the padding frames at the end of sequence "
+    "1 are seen as keys. Mask them: a key may be attended only where key_padding is True.",
+    "banded-padding-polarity": "key_padding polarity: True = a real frame, the key may be seen -- "
+    "in this book a mask is True where a query *may attend*.",
+    "banded-padding-on-queries": "key_padding masks the queries instead of the keys: a padding "
+    "frame must not be seen as a key by any frame; use key_padding[:, None, None, :] "
+    "(B, 1, 1, T).",
+    "banded-edges-zero-padding": "{ends} are wrong: the zero padding you add in front of (and "
+    "behind) the sequence takes part in the softmax as keys with score 0." + _EDGES,
+    "banded-edges-clamped": "{ends} are wrong: the nearest frame is counted again in place of "
+    "each missing key (indices clamped to 0 .. T - 1)." + _EDGES,
+    "banded-edges-wrap-around": "{ends} are wrong: the band wraps around: frame 0 sees the last "
+    "frames of the sequence (torch.roll, or indices modulo T)." + _EDGES,
+}
+
+MESSAGES = {
+    "setting": "(T = {T}, window = {window}, causal = {causal})",
+    "setting-padded": "(T = {T}, window = {window}, causal = {causal}, padding at the end of "
+    "sequence 1)",
+    "side-after": "after",
+    "side-before": "before",
+    "ends-first": "the first {w} frames",
+    "ends-both": "the first and last {w} frames",
+    "banded-ends-differ": "the frames near the ends of the sequence are wrong ({bad} {here}): the "
+    "middle is right. Frame t sees the keys max(0, t - w) .. {upper}, fewer than the others near "
+    "the edges, but it still has an output.",
+    "banded-differs": "the output differs from full attention under the band mask {here} at "
+    "frames {frames}{more}.",
+    "banded-window-itself": "with window = {window} and T = {T}, each frame sees only itself, so "
+    "the output is v. {diagnosis}",
+    "banded-window-whole": "with window = {window} and T = {T}, the band covers the whole "
+    "sequence: it is full attention. {diagnosis}",
+    "banded-no-gradient": "no gradient reaches {name}: keep the computation in autograd.",
+    "banded-gradient-nan": "the gradient with respect to {name} has NaN: a frame that sees no key "
+    "must not reach the softmax as a row of -inf.",
+    "banded-gradient-differs": "the values are right but the gradient with respect to {name} "
+    "differs from the reference.",
+}
 
 # --- banded local attention ------------------------------------------------------------------
 
@@ -64,8 +133,8 @@ def _call(fn: Callable, q: Tensor, k: Tensor, v: Tensor, window: int, causal: bo
 
 
 def _setting(window: int, causal: bool, real: Tensor | None, T: int) -> str:
-    padding = "" if real is None else ", padding at the end of sequence 1"
-    return f"(T = {T}, window = {window}, causal = {causal}{padding})"
+    key = "setting" if real is None else "setting-padded"
+    return say(MESSAGES, key, T=T, window=window, causal=causal)
 
 
 def _context(q: Tensor, w: int, causal: bool, real):
@@ -88,7 +157,7 @@ def _context(q: Tensor, w: int, causal: bool, real):
     )
 
 
-def _diagnose(got: Tensor, q: Tensor, k: Tensor, v: Tensor, w: int, causal: bool, real) -> str:
+def _diagnose(got: Tensor, q: Tensor, k: Tensor, v: Tensor, w: int, causal: bool, real) -> Wrong:
     """The likeliest mistake that turns band-masked full attention into ``got``."""
     for diagnosis in (_scores_mistake, _width_mistake, _causal_mistake, _padding_mistake):
         said = diagnosis(got, q, k, v, w, causal, real)
@@ -99,147 +168,94 @@ def _diagnose(got: Tensor, q: Tensor, k: Tensor, v: Tensor, w: int, causal: bool
 
 def _scores_mistake(
     got: Tensor, q: Tensor, k: Tensor, v: Tensor, w: int, causal: bool, real
-) -> str | None:
+) -> Wrong | None:
     """NaN, no scale, or no band at all."""
     T, here, pad, band, lo, hi, both = _context(q, w, causal, real)
     if torch.isnan(got).any():
-        return (
-            f"your output contains NaN {here}: a frame whose keys are all padding gets "
-            "softmax(-inf, ..., -inf) = 0/0. Give it zero weights and a zero output, as "
-            "masked_softmax does (chapter 6)."
-        )
+        return Wrong.named(MISTAKES, "banded-nan-row", here=here)
     if _same(got, _masked(q, k, v, both(band), scale=1.0)):
-        return (
-            f"you forgot to divide the scores by sqrt(Dh): with Dh = {q.shape[-1]} the softmax "
-            f"gets scores {math.sqrt(q.shape[-1]):.1f} times too large."
-        )
+        dh = q.shape[-1]
+        return Wrong.named(MISTAKES, "banded-unscaled", dh=dh, times=math.sqrt(dh))
     if _same(got, _masked(q, k, v, pad)):
-        return (
-            "there is no band: every frame attends to every frame. Frame t may see only the "
-            "keys s with |t - s| <= window (and s <= t when causal)."
-        )
+        return Wrong.named(MISTAKES, "banded-no-band")
     return None
 
 
 def _width_mistake(
     got: Tensor, q: Tensor, k: Tensor, v: Tensor, w: int, causal: bool, real
-) -> str | None:
+) -> Wrong | None:
     """A band one frame too narrow or too wide, or one-sided when it should not be."""
     T, here, pad, band, lo, hi, both = _context(q, w, causal, real)
-    keys = "2w + 1 keys" if not causal else "w + 1 keys"
+    keys = "2w + 1" if not causal else "w + 1"
     if w > 0 and _same(got, _masked(q, k, v, both(_offsets_mask(T, lo + 1, hi - (not causal))))):
-        return (
-            "the band is one frame too narrow on each side: with window = w, frame t sees "
-            f"|t - s| <= w, both ends included ({keys} away from the edges), not |t - s| < w."
-        )
+        return Wrong.named(MISTAKES, "banded-too-narrow", keys=keys)
     if _same(got, _masked(q, k, v, both(_offsets_mask(T, lo - 1, hi + (not causal))))):
-        return (
-            "the band is one frame too wide on each side: with window = w, frame t sees "
-            f"|t - s| <= w ({keys} away from the edges), not |t - s| <= w + 1."
-        )
+        return Wrong.named(MISTAKES, "banded-too-wide", keys=keys)
     if not causal and w > 0:
         for a, b in ((lo, hi - 1), (lo + 1, hi)):
             if _same(got, _masked(q, k, v, both(_offsets_mask(T, a, b)))):
-                side = "after" if a == lo else "before"
-                return (
-                    f"one side of the band is a frame short: you give frame t the keys t{a:+d} .. "
-                    f"t{b:+d}, 2w keys, and miss the last one {side} it (a Python range's end is "
-                    "exclusive). The band is t - w .. t + w, 2w + 1 keys."
-                )
+                side = say(MESSAGES, "side-after" if a == lo else "side-before")
+                return Wrong.named(MISTAKES, "banded-range-end-exclusive", a=a, b=b, side=side)
         if _same(got, _masked(q, k, v, both(_offsets_mask(T, -w, 0)))):
-            return (
-                "your band is one-sided: with causal=False frame t sees the frames on both "
-                "sides, t - w .. t + w; yours sees only the past, t - w .. t."
-            )
+            return Wrong.named(MISTAKES, "banded-one-sided")
         if _same(got, _masked(q, k, v, both(_offsets_mask(T, 0, w)))):
-            return (
-                "your band is one-sided and looks ahead: with causal=False frame t sees "
-                "t - w .. t + w; yours sees only t .. t + w."
-            )
+            return Wrong.named(MISTAKES, "banded-ahead-only")
     return None
 
 
 def _causal_mistake(
     got: Tensor, q: Tensor, k: Tensor, v: Tensor, w: int, causal: bool, real
-) -> str | None:
+) -> Wrong | None:
     """The causal band two-sided, transposed, or without the frame itself."""
     T, here, pad, band, lo, hi, both = _context(q, w, causal, real)
     if causal:
         if _same(got, _masked(q, k, v, both(band_mask(T, w)))):
-            return (
-                "with causal=True frame t must not see the future: the causal band is "
-                "t - w .. t, one-sided; yours is two-sided, t - w .. t + w."
-            )
+            return Wrong.named(MISTAKES, "banded-ignores-causal")
         if _same(got, _masked(q, k, v, both(band_mask(T, w, causal=True).T))):
-            return (
-                "your causal band looks ahead, t .. t + w, instead of back, t - w .. t: the band "
-                "is laid along the wrong axis (rows are queries t, columns keys s; transposed)."
-            )
+            return Wrong.named(MISTAKES, "banded-causal-wrong-axis")
         if w > 0 and _same(got, _masked(q, k, v, both(_offsets_mask(T, -w, -1)))):
-            return (
-                "frame t does not see itself: the causal band is t - w .. t, both ends included "
-                "(w + 1 keys); yours stops at t - 1."
-            )
+            return Wrong.named(MISTAKES, "banded-causal-excludes-self")
     return None
 
 
 def _padding_mistake(
     got: Tensor, q: Tensor, k: Tensor, v: Tensor, w: int, causal: bool, real
-) -> str | None:
+) -> Wrong | None:
     """key_padding unused, inverted, or laid on the queries."""
     T, here, pad, band, lo, hi, both = _context(q, w, causal, real)
     if pad is not None:  # a frame sees no key: a -1e9 fill attends to all its keys
         scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, H, T, T)
         if _same(got, torch.softmax(scores.masked_fill(~both(band), -1e9), dim=-1) @ v):
-            return say(MASKING, "softmax-minus-1e9")
+            return Wrong.named(MASKING, "softmax-minus-1e9")
     if pad is not None:
         if _same(got, _masked(q, k, v, band)):
-            return (
-                "key_padding is not used: the padding frames at the end of sequence 1 are seen "
-                "as keys. Mask them: a key may be attended only where key_padding is True."
-            )
+            return Wrong.named(MISTAKES, "banded-padding-ignored")
         if _same(got, _masked(q, k, v, band & ~pad)):
-            return f"key_padding polarity: True = a real frame, the key may be seen -- {POLARITY}."
+            return Wrong.named(MISTAKES, "banded-padding-polarity")
         if _same(got, _masked(q, k, v, band & real[:, None, :, None])):
-            return (
-                "key_padding masks the queries instead of the keys: a padding frame must not be "
-                "seen as a key by any frame; use key_padding[:, None, None, :] (B, 1, 1, T)."
-            )
+            return Wrong.named(MISTAKES, "banded-padding-on-queries")
     return None
 
 
 def _edges_or_difference(
     got: Tensor, q: Tensor, k: Tensor, v: Tensor, w: int, causal: bool, real
-) -> str | None:
+) -> Wrong | None:
     """The ends of the sequence wrong, or the difference described."""
     T, here, pad, band, lo, hi, both = _context(q, w, causal, real)
     if real is None:
-        for edge, what in (
-            ("zeros", "the zero padding you add in front of (and behind) the sequence takes part "
-             "in the softmax as keys with score 0"),
-            ("clamp", "the nearest frame is counted again in place of each missing key (indices "
-             "clamped to 0 .. T - 1)"),
-            ("wrap", "the band wraps around: frame 0 sees the last frames of the sequence "
-             "(torch.roll, or indices modulo T)"),
-        ):  # fmt: skip
+        edges = {"zeros": "banded-edges-zero-padding", "clamp": "banded-edges-clamped",
+                 "wrap": "banded-edges-wrap-around"}  # fmt: skip
+        for edge, key in edges.items():
             if _same(got, _gathered(q, k, v, lo, hi, edge)):
-                return (
-                    f"the first {'' if causal else 'and last '}{w} frames are wrong: {what}. "
-                    "Near the ends of the sequence a frame has fewer keys (frame 0 has "
-                    f"{w + 1}); a key outside 0 .. T - 1 must be masked out."
-                )
+                ends = say(MESSAGES, "ends-first" if causal else "ends-both", w=w)
+                return Wrong.named(MISTAKES, key, ends=ends, n=w + 1)
     expected = _masked(q, k, v, both(band))
     bad = ((got - expected).abs().amax(-1) > 1e-5).any(0).any(0).nonzero().flatten().tolist()
     if w > 0 and bad and all(t < w or t >= T - (0 if causal else w) for t in bad):
-        return (
-            f"the frames near the ends of the sequence are wrong ({bad} {here}): the middle is "
-            f"right. Frame t sees the keys max(0, t - w) .. {'t' if causal else 'min(T - 1, t + w)'}"
-            ", fewer than the others near the edges, but it still has an output."
-        )
-    return (
-        f"the output differs from full attention under the band mask {here} at frames "
-        f"{bad[:8]}{' ...' if len(bad) > 8 else ''}."
-    )
+        upper = "t" if causal else "min(T - 1, t + w)"
+        return Wrong.differs(MESSAGES, "banded-ends-differ", bad=bad, here=here, upper=upper)
+    more = " ..." if len(bad) > 8 else ""
+    return Wrong.differs(MESSAGES, "banded-differs", here=here, frames=bad[:8], more=more)
 
 
 @check("banded local attention", call="fn(q, k, v, window, causal=False, key_padding=None)")
@@ -269,18 +285,15 @@ def check_banded_attention(fn: Callable[..., Tensor]) -> Verdict:
         if pad is not None:
             mask = mask & pad[:, None, None, :]
         if not _same(got, _masked(q, k, v, mask)):
-            raise Wrong(_diagnose(got, q, k, v, window, causal, pad))
+            raise _diagnose(got, q, k, v, window, causal, pad)
     for window, T_short in ((0, 6), (8, 5), (5, 6)):  # itself only; the whole sequence
         qs, ks, vs = q[..., :T_short, :], k[..., :T_short, :], v[..., :T_short, :]
         got = _call(fn, qs, ks, vs, window, False, None)
         if not _same(got, _masked(qs, ks, vs, band_mask(T_short, window))):
-            what = (
-                "each frame sees only itself, so the output is v"
-                if window == 0
-                else "the band covers the whole sequence: it is full attention"
-            )
-            raise Wrong(f"with window = {window} and T = {T_short}, {what}. "
-                        + _diagnose(got, qs, ks, vs, window, False, None))  # fmt: skip
+            inner = _diagnose(got, qs, ks, vs, window, False, None)
+            key = "banded-window-itself" if window == 0 else "banded-window-whole"
+            said = say(MESSAGES, key, window=window, T=T_short, diagnosis=str(inner))
+            raise Wrong(said, inner.mistake)
     # gradients, including through the frame that sees no key
     mine = [t.clone().requires_grad_() for t in (q, k, v)]
     ours = [t.clone().requires_grad_() for t in (q, k, v)]
@@ -291,13 +304,11 @@ def check_banded_attention(fn: Callable[..., Tensor]) -> Verdict:
     (_masked(*ours, mask) * grad_out).sum().backward()
     for name, a, b in zip("qkv", mine, ours, strict=True):
         if a.grad is None:
-            raise Wrong(f"no gradient reaches {name}: keep the computation in autograd.")
+            raise Wrong.differs(MESSAGES, "banded-no-gradient", name=name)
         if torch.isnan(a.grad).any():
-            raise Wrong(f"the gradient with respect to {name} has NaN: a frame that sees no "
-                        "key must not reach the softmax as a row of -inf.")  # fmt: skip
+            raise Wrong.differs(MESSAGES, "banded-gradient-nan", name=name)
         if not _same(a.grad.to(out.dtype), b.grad):  # to the output's rounding
-            raise Wrong(f"the values are right but the gradient with respect to {name} "
-                        "differs from the reference.")  # fmt: skip
+            raise Wrong.differs(MESSAGES, "banded-gradient-differs", name=name)
     return (
         "equal to full attention under the band mask: both ends of the band, causal or not, "
         "the edges of the sequence, padding, window 0 and window >= T, and the gradients."

@@ -145,7 +145,11 @@ def banded_minus_1e9(q, k, v, window, causal=False, key_padding=None):
 
 MISTAKES = [
     Mistake(
-        check.check_banded_attention, "banded-minus-1e9", banded_minus_1e9, "(-1e9) instead of -inf"
+        check.check_banded_attention,
+        "banded-minus-1e9",
+        banded_minus_1e9,
+        "(-1e9) instead of -inf",
+        mistake="softmax-minus-1e9",
     ),
     Mistake(
         CHECK,
