@@ -10,7 +10,7 @@ from torch import Tensor
 from ..gpt import top_p_filter
 from .engine import check
 from .tensors import expect_tensor
-from .verdict import Verdict, Wrong
+from .verdict import Verdict, Wrong, say
 
 # --- the nucleus (top-p) filter ----------------------------------------------------------------
 
@@ -27,13 +27,60 @@ _CASES = {
     "exact": ([0.25, 0.0, 0.25, 0.25, 0.0, 0.25], 0.75),  # three tokens hold exactly p
     "all": ([0.3, 0.05, 0.2, 0.15, 0.1, 0.2], 1.0),  # p = 1: every token
 }
-_WHAT = {
+
+MISTAKES = {
+    "top-p-in-place": "your function changed the logits it was given (an in-place masked_fill_ or "
+    "sort_?): sample_next passes the model's logits, which must stay as they were; return a new "
+    "tensor.",
+    "top-p-probabilities": "for {what}, you return probabilities, not logits: the filter returns "
+    "the logits with those outside the nucleus set to -inf, and sample_next takes the softmax "
+    "afterwards.",
+    "top-p-zero-not-inf": "for {what}, your logits outside the nucleus are 0, not -inf: a logit of "
+    "0 still has the probability e^0 / Z after the softmax, often more than the kept tokens. Set "
+    "them to float('-inf').",
+    "top-p-whole-batch": "each row is right alone, but in a batch of 4 rows (p = {p:g}) the nuclei "
+    "change: each row is its own distribution, so the softmax, the sort and the cumulative sum "
+    "go along the last dimension (dim=-1).",
+    "top-p-empty-row": "no token is left in the row: the most likely token is always in the "
+    "nucleus (the smallest set whose probability reaches p has at least one token). Keep a token "
+    "when the mass of the tokens *before* it is below p, or keep the first one always.",
+    "top-p-sorted-output": "your output holds the kept logits in sorted order (most likely "
+    "first): put each back at its own token's position, the original order, e.g. with scatter "
+    "through the sort's indices.",
+    "top-p-mask-not-scattered": "you keep the first positions of the vocabulary, the mask of the "
+    "*sorted* logits applied to the unsorted ones: scatter the mask back to the original order "
+    "through the sort's indices.",
+    "top-p-ascending": "you keep the *least* likely tokens and drop the most likely one: sort in "
+    "descending order, so that the nucleus is built from the most likely token down.",
+    "top-p-drops-crossing": "you drop the token that crosses p (probability {crossing:g}): the "
+    "tokens before it hold {before:g} < p, so the nucleus needs it. Keep a token when the mass "
+    "*before* it is below p (the cumulative sum minus its own probability), not when the sum "
+    "with it is.",
+    "top-p-exactly-p": "you keep one token too many at the boundary: the {m} most likely tokens "
+    "already hold exactly p = {p:g}, so the nucleus (the smallest set whose probability reaches "
+    "p) ends there. Keep a token only while the mass before it is *below* p (<, not <=).",
+    "top-p-threshold-ties": "you keep every token tied with the last one needed ({n} tokens where "
+    "{m} reach p): the nucleus is the smallest set, so it takes only as many of the tied tokens "
+    "as it needs. Filter by position in the sorted order, not by a probability threshold.",
+}
+
+MESSAGES = {
     "small": "probabilities {probs}, p = {p}",
     "readable": "probabilities {probs}, p = {p}",
     "dominant": "a single dominant token, probabilities {probs}, p = {p}",
     "ties": "tied probabilities {probs}, p = {p}",
     "exact": "probabilities {probs} (logits -inf for the zeros, as after top-k), p = {p}",
     "all": "probabilities {probs}, p = 1",
+    "batch": "a batch of 4 rows, p = {p:g}",
+    "random": "random logits of shape (2, 3, {V}), p = {p:g}",
+    "row": " (row {i})",
+    "for-row": "for {what}{row}: {said}",
+    "top-p-keeps": "you keep tokens {ids}; the nucleus is tokens {right}.",
+    "top-p-not-float": "return the filtered logits as floats, not {dtype}.",
+    "top-p-nan": "your filtered logits contain NaN; a token outside the nucleus gets the logit "
+    "-inf, and every other logit stays as it was.",
+    "top-p-kept-changed": "for {what}, the tokens you keep should keep their logits as they were "
+    "(the softmax afterwards renormalises them); yours are changed.",
 }
 
 
@@ -52,15 +99,12 @@ def _call(fn: Callable, logits: Tensor, p: float) -> Tensor:
     given = logits.clone()
     out = expect_tensor(fn(given, p), "the filtered logits", tuple(logits.shape))
     if not torch.equal(given, logits):
-        raise Wrong("your function changed the logits it was given (an in-place masked_fill_ or "
-                    "sort_?): sample_next passes the model's logits, which must stay as they "
-                    "were; return a new tensor.")  # fmt: skip
+        raise Wrong.named(MISTAKES, "top-p-in-place")
     if out.is_floating_point() is False:
-        raise Wrong(f"return the filtered logits as floats, not {out.dtype}.")
+        raise Wrong.differs(MESSAGES, "top-p-not-float", dtype=out.dtype)
     out = out.detach().to(torch.float64)
     if torch.isnan(out).any():
-        raise Wrong("your filtered logits contain NaN; a token outside the nucleus gets the "
-                    "logit -inf, and every other logit stays as it was.")  # fmt: skip
+        raise Wrong.differs(MESSAGES, "top-p-nan")
     return out
 
 
@@ -74,51 +118,34 @@ def _same_nucleus(kept: Tensor, want: Tensor, probs: Tensor) -> bool:
     return True
 
 
-def _row_mistake(kept: Tensor, want: Tensor, probs: Tensor, p: float, out: Tensor, logits) -> str:
+def _row_mistake(kept: Tensor, want: Tensor, probs: Tensor, p: float, out: Tensor, logits) -> Wrong:
     """Name what went wrong in one row: ``kept`` and ``want`` are ``(V,)`` bool."""
     n, m = int(kept.sum()), int(want.sum())
     order = probs.argsort(descending=True, stable=True)  # most likely first
     before = probs[order].cumsum(0) - probs[order]  # mass of the more likely tokens
     if n == 0:
-        return ("no token is left in the row: the most likely token is always in the "
-                "nucleus (the smallest set whose probability reaches p has at least one "
-                "token). Keep a token when the mass of the tokens *before* it is below p, "
-                "or keep the first one always.")  # fmt: skip
+        return Wrong.named(MISTAKES, "top-p-empty-row")
     finite = out.isfinite()
     if n == m and torch.equal(finite, torch.arange(_V) < m):
         if torch.allclose(out[:m], logits[order][:m]):
-            return ("your output holds the kept logits in sorted order (most likely first): "
-                    "put each back at its own token's position, the original order, e.g. "
-                    "with scatter through the sort's indices.")  # fmt: skip
-        return ("you keep the first positions of the vocabulary, the mask of the *sorted* "
-                "logits applied to the unsorted ones: scatter the mask back to the original "
-                "order through the sort's indices.")  # fmt: skip
+            return Wrong.named(MISTAKES, "top-p-sorted-output")
+        return Wrong.named(MISTAKES, "top-p-mask-not-scattered")
     least = probs.argsort(stable=True)[:n]  # the n least likely
     if not kept[order[0]] and torch.allclose(probs[kept].sort().values, probs[least].sort().values):
-        return ("you keep the *least* likely tokens and drop the most likely one: sort in "
-                "descending order, so that the nucleus is built from the most likely token "
-                "down.")  # fmt: skip
+        return Wrong.named(MISTAKES, "top-p-ascending")
     ranked = probs[order]  # (V,) most likely first
     mine = probs[kept].sort(descending=True).values
     is_top = torch.allclose(mine, ranked[:n], rtol=0, atol=1e-12)  # the n most likely, ties aside
     if n == m - 1 and is_top:
-        return (f"you drop the token that crosses p (probability {ranked[n]:g}): the tokens "
-                f"before it hold {before[n]:g} < p, so the nucleus needs it. Keep a token when "
-                "the mass *before* it is below p (the cumulative sum minus its own "
-                "probability), not when the sum with it is.")  # fmt: skip
+        crossing, mass = float(ranked[n]), float(before[n])
+        return Wrong.named(MISTAKES, "top-p-drops-crossing", crossing=crossing, before=mass)
     if n > m and is_top and abs(float(before[m]) - p) < 1e-9:
-        return (f"you keep one token too many at the boundary: the {m} most likely tokens "
-                f"already hold exactly p = {p:g}, so the nucleus (the smallest set whose "
-                "probability reaches p) ends there. Keep a token only while the mass before "
-                "it is *below* p (<, not <=).")  # fmt: skip
+        return Wrong.named(MISTAKES, "top-p-exactly-p", m=m, p=p)
     if n > m and bool((probs[kept & ~want] == probs[want].min()).all()):
-        return (f"you keep every token tied with the last one needed ({n} tokens where {m} "
-                f"reach p): the nucleus is the smallest set, so it takes only as many of the "
-                "tied tokens as it needs. Filter by position in the sorted order, not by a "
-                "probability threshold.")  # fmt: skip
+        return Wrong.named(MISTAKES, "top-p-threshold-ties", n=n, m=m)
     ids = torch.nonzero(kept).flatten().tolist()
     right = torch.nonzero(want).flatten().tolist()
-    return f"you keep tokens {ids}; the nucleus is tokens {right}."
+    return Wrong.differs(MESSAGES, "top-p-keeps", ids=ids, right=right)
 
 
 def _judge(fn: Callable, logits: Tensor, p: float, what: str) -> None:
@@ -129,31 +156,26 @@ def _judge(fn: Callable, logits: Tensor, p: float, what: str) -> None:
     kept = out > float("-inf")  # (..., V)
     if not want.all() and kept.all():  # nothing was set to -inf
         if torch.allclose(out.masked_fill(~want, 0.0), probs.masked_fill(~want, 0.0)):
-            raise Wrong(f"for {what}, you return probabilities, not logits: the filter "
-                        "returns the logits with those outside the nucleus set to -inf, and "
-                        "sample_next takes the softmax afterwards.")  # fmt: skip
+            raise Wrong.named(MISTAKES, "top-p-probabilities", what=what)
         if torch.equal(out.masked_fill(want, 0.0), torch.zeros_like(out)):
-            raise Wrong(f"for {what}, your logits outside the nucleus are 0, not -inf: a "
-                        "logit of 0 still has the probability e^0 / Z after the softmax, often "
-                        "more than the kept tokens. Set them to float('-inf').")  # fmt: skip
+            raise Wrong.named(MISTAKES, "top-p-zero-not-inf", what=what)
     if not _same_nucleus(kept, want, probs):
         rows = list(zip(kept.reshape(-1, _V), want.reshape(-1, _V), probs.reshape(-1, _V),
                         out.reshape(-1, _V), logits.reshape(-1, _V), strict=True))  # fmt: skip
         for i, (k, w, q, o, x) in enumerate(rows):
             if not _same_nucleus(k, w, q):
-                row = f" (row {i})" if len(rows) > 1 else ""
-                raise Wrong(f"for {what}{row}: {_row_mistake(k, w, q, p, o, x)}")
+                row = say(MESSAGES, "row", i=i) if len(rows) > 1 else ""
+                inner = _row_mistake(k, w, q, p, o, x)
+                said = say(MESSAGES, "for-row", what=what, row=row, said=str(inner))
+                raise Wrong(said, inner.mistake)
     if torch.allclose(out[kept], probs[kept]) or torch.allclose(
         out[kept], (probs * want / (probs * want).sum(-1, keepdim=True))[kept]
     ):
-        raise Wrong(f"for {what}, you return probabilities, not logits: the filter returns "
-                    "the logits with those outside the nucleus set to -inf, and sample_next "
-                    "takes the softmax afterwards.")  # fmt: skip
+        raise Wrong.named(MISTAKES, "top-p-probabilities", what=what)
     inside = torch.where(kept, out - logits, 0.0)  # (..., V): a constant per row is fine
     shift = inside.sum(-1, keepdim=True) / kept.sum(-1, keepdim=True)
     if not torch.allclose(torch.where(kept, inside - shift, 0.0), torch.zeros_like(out), atol=1e-5):
-        raise Wrong(f"for {what}, the tokens you keep should keep their logits as they were "
-                    "(the softmax afterwards renormalises them); yours are changed.")  # fmt: skip
+        raise Wrong.differs(MESSAGES, "top-p-kept-changed", what=what)
 
 
 @check("top-p filter", call="fn(logits, p)")
@@ -165,7 +187,7 @@ def check_top_p(fn: Callable[[Tensor, float], Tensor]) -> Verdict:
     for name, (probs, p) in _CASES.items():
         logits = _logits(probs)
         shown = _show(logits.softmax(-1)[0])
-        _judge(fn, logits, p, _WHAT[name].format(probs=shown, p=f"{p:g}"))
+        _judge(fn, logits, p, say(MESSAGES, name, probs=shown, p=f"{p:g}"))
         rows.append(logits)
     batch = torch.cat(rows[:4])  # (4, V): four different distributions at once
     for p in (0.55, 0.85):  # away from every cumulative sum of the four rows
@@ -173,15 +195,12 @@ def check_top_p(fn: Callable[[Tensor, float], Tensor]) -> Verdict:
         together = _call(fn, batch, p).isfinite()
         right = top_p_filter(batch, p).isfinite()
         if _same_nucleus(alone, right, batch.softmax(-1)) and not torch.equal(alone, together):
-            raise Wrong(f"each row is right alone, but in a batch of 4 rows (p = {p:g}) the "
-                        "nuclei change: each row is its own distribution, so the softmax, "
-                        "the sort and the cumulative sum go along the last dimension "
-                        "(dim=-1).")  # fmt: skip
-        _judge(fn, batch, p, f"a batch of 4 rows, p = {p:g}")
+            raise Wrong.named(MISTAKES, "top-p-whole-batch", p=p)
+        _judge(fn, batch, p, say(MESSAGES, "batch", p=p))
     g = torch.Generator().manual_seed(0)
     many = 2.0 * torch.randn(2, 3, _V, generator=g, dtype=torch.float64)  # (2, 3, V)
     for p in (0.3, 0.7, 0.95):
-        _judge(fn, many, p, f"random logits of shape (2, 3, {_V}), p = {p:g}")
+        _judge(fn, many, p, say(MESSAGES, "random", V=_V, p=p))
     return (
         "the token that crosses p is kept, exactly p ends the nucleus, ties, a dominant "
         "token, p = 1, -inf outside, batches and the original order are right."
