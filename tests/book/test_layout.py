@@ -5,7 +5,7 @@
 1. the **taught** modules, one per topic, each generated from its chapter's notebook; they import
    only other taught modules, so a reader can study and reuse them alone;
 2. the **support** modules, hand-written for the book: the checker (``check/``), the references
-   (``reference``), data, seeds, figures, diagrams, the attention views (``explore``), the run's
+   (``reference``), data, seeds, figures, diagrams, the attention views (``explore``), the language of what the package draws (``language``), the run's
    environment (``runtime``) and the environment check (``doctor``); they import taught and support modules, never the application;
 3. the **application**, ``translator/`` and the two commands' entry points (``train``,
    ``translate``); it may import anything but the checker, which is for readers' code.
@@ -30,6 +30,7 @@ SUPPORT = {
     "diagrams",
     "doctor",
     "explore",
+    "language",
     "plotting",
     "reference",
     "reproducibility",
