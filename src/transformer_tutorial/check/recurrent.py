@@ -30,13 +30,57 @@ MISTAKES = {
     "already the previous output of a tanh; s = tanh(in_proj(x) + state_proj(s_prev)).",
     "rnn-terms-averaged": "you halve (average) in_proj(x) + state_proj(s_prev) before the tanh: "
     "the two terms are added, s = tanh(in_proj(x) + state_proj(s_prev)).",
+    "rnn-returns-pair": "return the new state s alone, a tensor (B, hidden_size), not a tuple: "
+    "the RNN cell's output is its state.",
     "lstm-in-place": "your cell changed the state (h, c) it was given, in place (mul_, add_, "
     "+=): the caller's tensors are overwritten, and autograd needs the old memory for the "
     "backward pass. Compute new tensors: c' = sigmoid(f) * c + sigmoid(i) * tanh(g).",
 }
 
+_ORDER = (
+    "you read the four blocks of z as {read}; PyTorch's order (and the book's) is i, f, g, o: "
+    "input, forget, candidate, output."
+)
+MISTAKES |= {
+    "lstm-gates-i-f-swapped": "input and forget gates are swapped: the blocks are in the order "
+    "i, f, g, o.",
+    "lstm-gate-order-ifog": _ORDER,
+    "lstm-gate-order-fiog": _ORDER,
+    "lstm-gate-order-gifo": _ORDER,
+    "lstm-sigmoid-candidate": "the candidate g takes tanh, not sigmoid: it proposes values in "
+    "(-1, 1).",
+    "lstm-candidate-no-tanh": "the candidate g has no tanh: c' = sigmoid(f) c + sigmoid(i) "
+    "tanh(g).",
+    "lstm-no-forget": "the old memory is kept whole: multiply c by the forget gate sigmoid(f).",
+    "lstm-one-minus-forget": "you multiply c by 1 - sigmoid(f): the forget gate keeps the memory "
+    "where it is 1, so c' = sigmoid(f) c + sigmoid(i) tanh(g).",
+    "lstm-no-tanh-on-c": "h = sigmoid(o) * tanh(c'): you left out the tanh of the new memory.",
+    "lstm-h-from-old-c": "h is computed from the old memory c: h = sigmoid(o) * tanh(c') uses "
+    "the new one.",
+    "lstm-no-output-gate": "the output gate is missing: h = sigmoid(o) * tanh(c'), not tanh(c').",
+    "lstm-output-gate-tanh": "the output gate takes sigmoid, not tanh: h = sigmoid(o) * tanh(c').",
+    "lstm-coupled-input-gate": "the input gate is 1 - sigmoid(f), coupled to the forget gate as "
+    "in a GRU; the LSTM has its own input gate: c' = sigmoid(f) c + sigmoid(i) tanh(g).",
+    "lstm-relu-candidate": "the candidate g takes ReLU; it takes tanh, proposing values in "
+    "(-1, 1).",
+    "lstm-returns-h-only": "return the new state as a pair (h, c), not h alone: the next step "
+    "needs the memory c too.",
+    "lstm-detaches-h": "no gradient reaches {name}: did you detach() something?",
+    "lstm-returns-c-h": "you return (c, h): the cell returns its new state as (h, c), h first.",
+    "lstm-returns-old-c": "you return the old memory c: return the new one, c' = sigmoid(f) c + "
+    "sigmoid(i) tanh(g).",
+    "lstm-no-state-proj": "the previous h is not used: z = in_proj(x) + state_proj(h).",
+}
+
 MESSAGES = {
     "rnn-differs": "the new state differs from the reference (x {x}, s_prev {s}).",
+    "lstm-gate-order": _ORDER,
+    "lstm-interleaved": "the four gates are read as interleaved columns (z viewed as (B, H, 4)); "
+    "they are four consecutive blocks of H columns: i, f, g, o = z.chunk(4, dim=-1).",
+    "lstm-not-a-pair": "return the new state as a pair (h, c).",
+    "lstm-gradients-differ": "the values are right but the gradients differ from the reference.",
+    "lstm-h-differs": "c is right but h is not: h = sigmoid(o) * tanh(c').",
+    "lstm-c-differs": "the new memory c differs from the reference (x {x}, h and c {h}).",
 }
 
 # --- the LSTM cell --------------------------------------------------------------------------------
@@ -50,50 +94,46 @@ def _lstm_step(i, f, g, o, c, sig=torch.sigmoid, tanh=torch.tanh):
 
 
 def _lstm_mistakes(blocks, c, want_c):
-    """``(words, (h, c))`` for each typical mistake of an LSTM cell, given the four blocks of
+    """``(wrong, (h, c))`` for each typical mistake of an LSTM cell, given the four blocks of
     ``z`` in the book's order and the old memory ``c``."""
     i, f, g, o = blocks
     sig, tanh = torch.sigmoid, torch.tanh
+
+    def named(key: str) -> Wrong:
+        return Wrong.named(MISTAKES, key)
+
     for order in permutations(range(4)):  # the reader takes block j to be gate _GATES[...]
         if order == (0, 1, 2, 3):
             continue
         step = _lstm_step(*(blocks[order[n]] for n in range(4)), c)
         read = ", ".join(_GATES[order.index(j)] for j in range(4))
+        key = "lstm-gate-order-" + read.replace(", ", "")
         if order == (1, 0, 2, 3):
-            words = "input and forget gates are swapped: the blocks are in the order i, f, g, o."
+            yield named("lstm-gates-i-f-swapped"), step
+        elif key in MISTAKES:
+            yield Wrong.named(MISTAKES, key, read=read), step
         else:
-            words = (f"you read the four blocks of z as {read}; PyTorch's order (and the "
-                     "book's) is i, f, g, o: input, forget, candidate, output.")  # fmt: skip
-        yield words, step
+            yield Wrong.differs(MESSAGES, "lstm-gate-order", read=read), step
     yield (
-        "the candidate g takes tanh, not sigmoid: it proposes values in (-1, 1).",
+        named("lstm-sigmoid-candidate"),
         _lstm_step(i, f, g, o, c, tanh=lambda t: sig(t) if t is g else tanh(t)),
     )
     new_c = sig(f) * c + sig(i) * g
-    yield ("the candidate g has no tanh: c' = sigmoid(f) c + sigmoid(i) tanh(g).",
-           (sig(o) * tanh(new_c), new_c))  # fmt: skip
+    yield named("lstm-candidate-no-tanh"), (sig(o) * tanh(new_c), new_c)
     new_c = c + sig(i) * tanh(g)
-    yield ("the old memory is kept whole: multiply c by the forget gate sigmoid(f).",
-           (sig(o) * tanh(new_c), new_c))  # fmt: skip
+    yield named("lstm-no-forget"), (sig(o) * tanh(new_c), new_c)
     new_c = (1 - sig(f)) * c + sig(i) * tanh(g)
-    yield ("you multiply c by 1 - sigmoid(f): the forget gate keeps the memory where it is 1, "
-           "so c' = sigmoid(f) c + sigmoid(i) tanh(g).", (sig(o) * tanh(new_c), new_c))  # fmt: skip
-    yield ("h = sigmoid(o) * tanh(c'): you left out the tanh of the new memory.",
-           (sig(o) * want_c, want_c))  # fmt: skip
-    yield ("h is computed from the old memory c: h = sigmoid(o) * tanh(c') uses the new one.",
-           (sig(o) * tanh(c), want_c))  # fmt: skip
-    yield ("the output gate is missing: h = sigmoid(o) * tanh(c'), not tanh(c').",
-           (tanh(want_c), want_c))  # fmt: skip
-    yield ("the output gate takes sigmoid, not tanh: h = sigmoid(o) * tanh(c').",
-           (tanh(o) * tanh(want_c), want_c))  # fmt: skip
-    yield ("the input gate is 1 - sigmoid(f), coupled to the forget gate as in a GRU; the LSTM "
-           "has its own input gate: c' = sigmoid(f) c + sigmoid(i) tanh(g).",
+    yield named("lstm-one-minus-forget"), (sig(o) * tanh(new_c), new_c)
+    yield named("lstm-no-tanh-on-c"), (sig(o) * want_c, want_c)
+    yield named("lstm-h-from-old-c"), (sig(o) * tanh(c), want_c)
+    yield named("lstm-no-output-gate"), (tanh(want_c), want_c)
+    yield named("lstm-output-gate-tanh"), (tanh(o) * tanh(want_c), want_c)
+    yield (named("lstm-coupled-input-gate"),
            _lstm_step(i, f, g, o, c, sig=lambda t: 1 - sig(f) if t is i else sig(t)))  # fmt: skip
-    yield ("the candidate g takes ReLU; it takes tanh, proposing values in (-1, 1).",
+    yield (named("lstm-relu-candidate"),
            _lstm_step(i, f, g, o, c, tanh=lambda t: torch.relu(t) if t is g else tanh(t)))  # fmt: skip
     z = torch.cat(blocks, dim=-1)  # (B, 4H)
-    yield ("the four gates are read as interleaved columns (z viewed as (B, H, 4)); they are "
-           "four consecutive blocks of H columns: i, f, g, o = z.chunk(4, dim=-1).",
+    yield (Wrong.differs(MESSAGES, "lstm-interleaved"),
            _lstm_step(*z.view(*z.shape[:-1], -1, 4).unbind(-1), c))  # fmt: skip
 
 
@@ -116,10 +156,9 @@ def check_lstm_cell(cls: type) -> Verdict:
     if not (torch.equal(given[0], h) and torch.equal(given[1], c)):
         raise Wrong.named(MISTAKES, "lstm-in-place")
     if isinstance(got, torch.Tensor):
-        raise Wrong("return the new state as a pair (h, c), not h alone: the next step "
-                    "needs the memory c too.")  # fmt: skip
+        raise Wrong.named(MISTAKES, "lstm-returns-h-only")
     if not (isinstance(got, tuple) and len(got) == 2):
-        raise Wrong("return the new state as a pair (h, c).")
+        raise Wrong.differs(MESSAGES, "lstm-not-a-pair")
     got_h, got_c = expect_tensor(got[0], "h", (B, H)), expect_tensor(got[1], "c", (B, H))
     want_h, want_c = reference(x, (h, c))
     if close(got_h, want_h) and close(got_c, want_c):
@@ -131,26 +170,24 @@ def check_lstm_cell(cls: type) -> Verdict:
         tol = tolerance(mine_h)
         for name, grad in (("x", x_.grad), ("h", h_.grad)):
             if grad is None:
-                raise Wrong(f"no gradient reaches {name}: did you detach() something?")
+                raise Wrong.named(MISTAKES, "lstm-detaches-h", name=name)
         if not (close(x_.grad, x2.grad, tol) and close(h_.grad, h2.grad, tol)):
-            raise Wrong("the values are right but the gradients differ from the reference.")
+            raise Wrong.differs(MESSAGES, "lstm-gradients-differ")
         return "gates, memory update, output and gradients are right (PyTorch's gate order)."
     if close(got_h, want_c) and close(got_c, want_h):
-        raise Wrong("you return (c, h): the cell returns its new state as (h, c), h first.")
+        raise Wrong.named(MISTAKES, "lstm-returns-c-h")
     if close(got_c, c):
-        raise Wrong("you return the old memory c: return the new one, c' = sigmoid(f) c + "
-                    "sigmoid(i) tanh(g).")  # fmt: skip
+        raise Wrong.named(MISTAKES, "lstm-returns-old-c")
     blocks = (mine.in_proj(x) + mine.state_proj(h)).chunk(4, dim=-1)
-    for words, (h_, c_) in _lstm_mistakes(blocks, c, want_c):
+    for wrong, (h_, c_) in _lstm_mistakes(blocks, c, want_c):
         if close(got_c, c_) and close(got_h, h_):
-            raise Wrong(words)
+            raise wrong
     only_x = _lstm_step(*mine.in_proj(x).chunk(4, dim=-1), c)
     if close(got_h, only_x[0]) and close(got_c, only_x[1]):
-        raise Wrong("the previous h is not used: z = in_proj(x) + state_proj(h).")
+        raise Wrong.named(MISTAKES, "lstm-no-state-proj")
     if close(got_c, want_c):
-        raise Wrong("c is right but h is not: h = sigmoid(o) * tanh(c').")
-    raise Wrong(f"the new memory c differs from the reference (x {tuple(x.shape)}, "
-                f"h and c {tuple(h.shape)}).")  # fmt: skip
+        raise Wrong.differs(MESSAGES, "lstm-h-differs")
+    raise Wrong.differs(MESSAGES, "lstm-c-differs", x=tuple(x.shape), h=tuple(h.shape))
 
 
 # --- the RNN cell ---------------------------------------------------------------------------------
@@ -170,8 +207,7 @@ def check_rnn_cell(cls: type) -> Verdict:
     x, s = randn(B, D), randn(B, H, seed=1)
     got = mine(x, s)
     if isinstance(got, tuple):
-        raise Wrong("return the new state s alone, a tensor (B, hidden_size), not a tuple: "
-                    "the RNN cell's output is its state.")  # fmt: skip
+        raise Wrong.named(MISTAKES, "rnn-returns-pair")
     got = expect_tensor(got, "the new state", (B, H))
     if close(got, reference(x, s)):
         return "the state update s = tanh(in_proj(x) + state_proj(s_prev)) is right."

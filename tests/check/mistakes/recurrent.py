@@ -70,6 +70,11 @@ def no_output_gate(i, f, g, o, c):
     return tanh(c_new), c_new
 
 
+def output_gate_tanh(i, f, g, o, c):
+    c_new = sig(f) * c + sig(i) * tanh(g)
+    return tanh(o) * tanh(c_new), c_new
+
+
 def candidate_without_tanh(i, f, g, o, c):
     c_new = sig(f) * c + sig(i) * g
     return sig(o) * tanh(c_new), c_new
@@ -222,6 +227,9 @@ MISTAKES = [
         "h is computed from the old memory",
     ),  # fmt: skip
     Mistake(LSTM, "lstm-no-output-gate", lstm_cell_with(no_output_gate), "output gate is missing"),
+    Mistake(
+        LSTM, "lstm-output-gate-tanh", lstm_cell_with(output_gate_tanh), "takes sigmoid, not tanh"
+    ),
     Mistake(
         LSTM,
         "lstm-candidate-no-tanh",
