@@ -10,7 +10,47 @@ from torch import Tensor
 from ..attention import attention
 from .engine import check
 from .tensors import close, expect_tensor, randn
-from .verdict import POLARITY, Verdict, Wrong
+from .verdict import Verdict, Wrong
+
+MISTAKES = {
+    "self-attn-mask-ignored": "the mask is ignored: masked keys must get weight exactly 0.",
+    "self-attn-mask-polarity": "mask polarity: you hide the keys where the mask is True -- in "
+    "this book a mask is True where a query *may attend*.",
+    "self-attn-unscaled": "the scores are not scaled: divide Q K^T by sqrt(d_k) = {root:.3f} "
+    "before the softmax.",
+    "self-attn-scaled-by-dk": "the scores are divided by d_k = {d_k}; divide by its square root, "
+    "sqrt(d_k) = {root:.3f}.",
+    "self-attn-softmax-queries": "the softmax runs over the queries (axis -2); each query's "
+    "weights are a distribution over the keys, the last axis.",
+    "self-attn-one-matrix": "the keys are made with W_q: keys use their own matrix W_k (with one "
+    "matrix, every token would score itself highest).",
+    "self-attn-sqrt-dv": "the scores are divided by sqrt(d_v) = sqrt({d_v}); the scale is "
+    "sqrt(d_k) = sqrt({d_k}), the size of the query and key vectors whose dot product it tames.",
+    "self-attn-k-times-q": "the scores are K Q^T, one row per key: they are Q K^T, row i query "
+    "i's scores over the keys j.",
+    "self-attn-transposed-weights": "the weights are transposed: row i holds query i's weights "
+    "over the keys j, softmax(Q K^T), not (Q K^T)^T.",
+    "self-attn-transposed-out": "out has shape (B, d_v, T) = {shape}: it is transposed; one row "
+    "per position, (B, T, d_v) = ({B}, {T}, {d_v}).",
+}
+
+MESSAGES = {
+    "self-attn-bias": "`{name}` has a bias; the book's W_q, W_k, W_v are plain matrices.",
+    "self-attn-no-matrix": "the module needs a ({d_in}, {d_out}) nn.Parameter `{name}`, as in the "
+    "book (q = x @ W_q).",
+    "self-attn-matrix-shape": "`{name}` has shape {shape}; it maps d_in = {d_in} to {d_out}: shape "
+    "({d_in}, {d_out}).",
+    "self-attn-queries-with-wk": "the queries are made with W_k: queries use their own matrix W_q.",
+    "self-attn-out-transposed-weights": "out is computed with the transposed weights: out = "
+    "weights @ V, row i the mix of the values by query i's weights.",
+    "self-attn-values": "the values are not x @ W_v.",
+    "self-attn-out-differs": "the weights are right but out is not: out = weights @ (x @ W_v).",
+    "self-attn-weights-differ": "the weights differ from softmax(Q K^T / sqrt(d_k)) with Q = "
+    "x @ W_q, K = x @ W_k (x {shape}).",
+    "self-attn-weights-differ-masked": "the weights differ from softmax(Q K^T / sqrt(d_k)) with "
+    "Q = x @ W_q, K = x @ W_k (x {shape}, with a mask).",
+    "self-attn-not-a-pair": "return the pair (out, weights), as the book's SelfAttention does.",
+}
 
 
 def _matrix(module: torch.nn.Module, name: str, d_in: int, d_out: int) -> Tensor:
@@ -19,14 +59,13 @@ def _matrix(module: torch.nn.Module, name: str, d_in: int, d_out: int) -> Tensor
     theirs = getattr(module, name, None)
     if isinstance(theirs, torch.nn.Linear):
         if theirs.bias is not None:
-            raise Wrong(f"`{name}` has a bias; the book's W_q, W_k, W_v are plain matrices.")
+            raise Wrong.differs(MESSAGES, "self-attn-bias", name=name)
         theirs = theirs.weight.T
     if not isinstance(theirs, Tensor):
-        raise Wrong(f"the module needs a ({d_in}, {d_out}) nn.Parameter `{name}`, as in the "
-                    "book (q = x @ W_q).")  # fmt: skip
+        raise Wrong.differs(MESSAGES, "self-attn-no-matrix", d_in=d_in, d_out=d_out, name=name)
     if tuple(theirs.shape) != (d_in, d_out):
-        raise Wrong(f"`{name}` has shape {tuple(theirs.shape)}; it maps d_in = {d_in} to "
-                    f"{d_out}: shape ({d_in}, {d_out}).")  # fmt: skip
+        raise Wrong.differs(MESSAGES, "self-attn-matrix-shape", name=name,
+                            shape=tuple(theirs.shape), d_in=d_in, d_out=d_out)  # fmt: skip
     return theirs.detach().double()
 
 
@@ -38,49 +77,37 @@ def _diagnose(out: Tensor, weights: Tensor, x: Tensor, matrices: tuple, probe_ma
     want, want_w = attention(q, k, v, probe_mask)
     if probe_mask is not None:
         if close(weights, attention(q, k, v)[1]):
-            raise Wrong("the mask is ignored: masked keys must get weight exactly 0.")
+            raise Wrong.named(MISTAKES, "self-attn-mask-ignored")
         if close(weights, attention(q, k, v, ~probe_mask)[1]):
-            raise Wrong(f"mask polarity: you hide the keys where the mask is True -- "
-                        f"{POLARITY}.")  # fmt: skip
+            raise Wrong.named(MISTAKES, "self-attn-mask-polarity")
     scores = q @ k.transpose(-2, -1)  # (B, T, T)
     if probe_mask is not None:
         scores = scores.masked_fill(~probe_mask, float("-inf"))
-    looks_like = {
-        "no scale": (scores.softmax(-1), "the scores are not scaled: divide Q K^T by "
-                     f"sqrt(d_k) = {math.sqrt(d_k):.3f} before the softmax."),
-        "by d_k": ((scores / d_k).softmax(-1), f"the scores are divided by d_k = {d_k}; "
-                   f"divide by its square root, sqrt(d_k) = {math.sqrt(d_k):.3f}."),
-        "over queries": ((scores / math.sqrt(d_k)).softmax(-2), "the softmax runs over "
-                         "the queries (axis -2); each query's weights are a "
-                         "distribution over the keys, the last axis."),
-        "q for k": (attention(q, q, v, probe_mask)[1], "the keys are made with W_q: "
-                    "keys use their own matrix W_k (with one matrix, every token would "
-                    "score itself highest)."),
-        "k for q": (attention(k, k, v, probe_mask)[1], "the queries are made with W_k: "
-                    "queries use their own matrix W_q."),
-        "by sqrt d_v": ((scores / math.sqrt(d_v)).softmax(-1), f"the scores are divided by "
-                        f"sqrt(d_v) = sqrt({d_v}); the scale is sqrt(d_k) = sqrt({d_k}), the "
-                        "size of the query and key vectors whose dot product it tames."),
-        "k q^T": (attention(k, q, v, probe_mask)[1], "the scores are K Q^T, one row per "
-                  "key: they are Q K^T, row i query i's scores over the keys j."),
-    }  # fmt: skip
-    for got_w, message in looks_like.values():
+    root = math.sqrt(d_k)
+    looks_like = {  # the mistake, the weights it gives, its fields
+        "self-attn-unscaled": (scores.softmax(-1), {"root": root}),
+        "self-attn-scaled-by-dk": ((scores / d_k).softmax(-1), {"d_k": d_k, "root": root}),
+        "self-attn-softmax-queries": ((scores / root).softmax(-2), {}),
+        "self-attn-one-matrix": (attention(q, q, v, probe_mask)[1], {}),
+        "self-attn-queries-with-wk": (attention(k, k, v, probe_mask)[1], {}),
+        "self-attn-sqrt-dv": ((scores / math.sqrt(d_v)).softmax(-1), {"d_v": d_v, "d_k": d_k}),
+        "self-attn-k-times-q": (attention(k, q, v, probe_mask)[1], {}),
+    }
+    for key, (got_w, fields) in looks_like.items():
         if close(weights, got_w):
-            raise Wrong(message)
+            if key in MISTAKES:
+                raise Wrong.named(MISTAKES, key, **fields)
+            raise Wrong.differs(MESSAGES, key, **fields)
     if close(weights, want_w.transpose(-2, -1)):
-        raise Wrong("the weights are transposed: row i holds query i's weights over the "
-                    "keys j, softmax(Q K^T), not (Q K^T)^T.")  # fmt: skip
+        raise Wrong.named(MISTAKES, "self-attn-transposed-weights")
     if close(weights, want_w):
         if close(out, want_w.transpose(-2, -1) @ v):
-            raise Wrong("out is computed with the transposed weights: out = weights @ V, "
-                        "row i the mix of the values by query i's weights.")  # fmt: skip
+            raise Wrong.differs(MESSAGES, "self-attn-out-transposed-weights")
         if close(out, want_w @ (x @ W_k)[..., :d_v]) or close(out, want_w @ x[..., :d_v]):
-            raise Wrong("the values are not x @ W_v.")
-        raise Wrong("the weights are right but out is not: out = weights @ (x @ W_v).")
-    raise Wrong(
-        "the weights differ from softmax(Q K^T / sqrt(d_k)) with Q = x @ W_q, "
-        f"K = x @ W_k (x {tuple(x.shape)}" + (")." if probe_mask is None else ", with a mask).")
-    )
+            raise Wrong.differs(MESSAGES, "self-attn-values")
+        raise Wrong.differs(MESSAGES, "self-attn-out-differs")
+    key = "self-attn-weights-differ" if probe_mask is None else "self-attn-weights-differ-masked"
+    raise Wrong.differs(MESSAGES, key, shape=tuple(x.shape))
 
 
 @check("self-attention", build="cls(d_in, d_k, d_v)", call="layer(x, mask)")
@@ -108,11 +135,11 @@ def check_self_attention(cls: type) -> Verdict:
         with torch.no_grad():
             result = mine(x.clone()) if probe_mask is None else mine(x.clone(), probe_mask)
         if not (isinstance(result, tuple) and len(result) == 2):
-            raise Wrong("return the pair (out, weights), as the book's SelfAttention does.")
+            raise Wrong.differs(MESSAGES, "self-attn-not-a-pair")
         out = result[0]
         if isinstance(out, Tensor) and tuple(out.shape) == (B, d_v, T):
-            raise Wrong(f"out has shape (B, d_v, T) = {tuple(out.shape)}: it is transposed; "
-                        f"one row per position, (B, T, d_v) = ({B}, {T}, {d_v}).")  # fmt: skip
+            raise Wrong.named(MISTAKES, "self-attn-transposed-out", shape=tuple(out.shape),
+                              B=B, T=T, d_v=d_v)  # fmt: skip
         out = expect_tensor(out, "out", (B, T, d_v)).double()
         weights = expect_tensor(result[1], "the weights", (B, T, T)).double()
         if close(out, want) and close(weights, want_w):
