@@ -80,28 +80,75 @@ MISTAKES = {
     "nll_loss).",
 }
 
-_TEACHER_FORCING_MISTAKES = {
-    "no-shift": "the decoder is fed the token it must predict (tgt_out itself), so it learns to "
-    "copy its input: shift the targets right, <bos> first, so that step t sees y_1 .. y_{t-1}.",
-    "no-bos": "the inputs start at y_1 and the first target is dropped, so the decoder never "
-    "learns to predict the first token: start the inputs with <bos> (BOS_ID) and keep every target.",
-    "pad-first": "the first input is <pad>, not <bos>: at inference the decoder starts from <bos> "
-    f"(BOS_ID = {BOS_ID}), so it must learn to start from it.",
-    "free-running": "the decoder is fed its own argmax predictions: with teacher forcing it is fed "
-    "the gold previous token y_{t-1} (that is what inference does, not training).",
-    "padding-counted": "padding positions count in the loss: cross-entropy over the real target "
-    "tokens only (ignore_index=PAD_ID, as sequence_loss does).",
-    "padding-zero-mean": "padding positions count in the mean (their loss is zeroed but they are "
-    "still in the denominator): average over the real target tokens only.",
-    "sum": "the loss is the sum over the target tokens; use their mean (as sequence_loss does), "
-    "so that the step size does not grow with the batch.",
-    "zero-state": "the decoder starts from a zero state: its initial state is the encoder's final "
-    "state s_S (what the encoder returns), which carries the source.",
-    "zero-context": "the context c is zero, so the decoder never sees the source: c = s_S, the "
+MISTAKES |= {
+    "tf-no-shift": "the decoder is fed the token it must predict (tgt_out itself), so it learns to "
+    "copy its input: shift the targets right, <bos> first, so that step t sees y_1 .. y_{{t-1}}.",
+    "tf-no-bos": "the inputs start at y_1 and the first target is dropped, so the decoder never "
+    "learns to predict the first token: start the inputs with <bos> (BOS_ID) and keep every "
+    "target.",
+    "tf-pad-first": "the first input is <pad>, not <bos>: at inference the decoder starts from "
+    "<bos> (BOS_ID = {bos}), so it must learn to start from it.",
+    "tf-own-argmax": "the decoder is fed its own argmax predictions: with teacher forcing it is "
+    "fed the gold previous token y_{{t-1}} (that is what inference does, not training).",
+    "tf-padding-in-loss": "padding positions count in the loss: cross-entropy over the real "
+    "target tokens only (ignore_index=PAD_ID, as sequence_loss does).",
+    "tf-zero-state": "the decoder starts from a zero state: its initial state is the encoder's "
+    "final state s_S (what the encoder returns), which carries the source.",
+    "tf-last-column": "you took the encoder's output at the last column, which is padding (zeros) "
+    "for every source shorter than the batch: use the final state the encoder returns, taken at "
+    "each row's real end.",
+    "tf-detached": "the value is right but the loss is detached from the model (.item(), "
+    ".detach() or no_grad): it cannot be trained.",
+    "bahdanau-softmax-size-1": "every weight is 1: the softmax ran over an axis of size 1 (the "
+    "trailing axis of scores (B, S, 1), or the query axis of (B, 1, S)); it runs over the S "
+    "source positions.",
+    "bahdanau-softmax-batch": "the weights sum to 1 over the batch (softmax over axis 0); each row "
+    "must sum to 1 over the source positions.",
+    "bahdanau-no-mask": "padding gets weight: the source mask is not used, so a sentence's context "
+    "depends on its neighbours' lengths. Pass src_mask (True = real token) to the attention, so "
+    "padded positions get weight exactly 0.",
+    "bahdanau-luong-query": "the query is the new state s'_t (Luong's order); Bahdanau's decoder "
+    "asks with the previous state s'_{{t-1}}, before the recurrent step, and feeds the context c_t "
+    "into that step.",
+    "bahdanau-context-not-fed": "the context c_t is not fed to the recurrent layer: its input is "
+    "[y_{{t-1}}; c_t], the embedding of the previous token beside the context.",
+    "bahdanau-logits": "the state is right but the logits are not: they come from out([s'_t; "
+    "c_t]), the new state beside the context.",
+}
+
+MESSAGES = {
+    "tf-padding-zero-mean": "padding positions count in the mean (their loss is zeroed but they "
+    "are still in the denominator): average over the real target tokens only.",
+    "tf-sum": "the loss is the sum over the target tokens; use their mean (as sequence_loss "
+    "does), so that the step size does not grow with the batch.",
+    "tf-zero-context": "the context c is zero, so the decoder never sees the source: c = s_S, the "
     "encoder's final state (last_hidden of it).",
-    "last-column": "you took the encoder's output at the last column, which is padding (zeros) for "
-    "every source shorter than the batch: use the final state the encoder returns, taken at each "
-    "row's real end.",
+    "tf-not-a-number": "return the loss as one number in a tensor (a 0-dimensional tensor, so "
+    "that loss.backward() can train the model); got {kind}.",
+    "tf-not-a-number-shaped": "return the loss as one number in a tensor (a 0-dimensional tensor, "
+    "so that loss.backward() can train the model); got {kind} of shape {shape}.",
+    "bahdanau-row-sums": "each row of weights should sum to 1 over the source positions; the sums "
+    "are {sums}.",
+    "bahdanau-padding-weight": "padded source positions get weight; they must get exactly 0.",
+    "bahdanau-weights-differ": "the weights should be the additive attention of the previous state "
+    "s'_{{t-1}} (query) over the encoder states (keys and values).",
+    "bahdanau-state-differs": "the weights are right but the new state is not: s'_t = "
+    "rnn([y_{{t-1}}; c_t], s'_{{t-1}}).",
+    "bahdanau-not-a-triple": "return three things: (logits (B, V), the new state (1, B, D), the "
+    "attention weights (B, S)).",
+}
+
+_TEACHER_FORCING_MISTAKES = {  # each variant of _teacher_forcing_variants: its message's id
+    "no-shift": "tf-no-shift",
+    "no-bos": "tf-no-bos",
+    "pad-first": "tf-pad-first",
+    "free-running": "tf-own-argmax",
+    "padding-counted": "tf-padding-in-loss",
+    "padding-zero-mean": "tf-padding-zero-mean",
+    "sum": "tf-sum",
+    "zero-state": "tf-zero-state",
+    "zero-context": "tf-zero-context",
+    "last-column": "tf-last-column",
 }
 
 
@@ -127,19 +174,20 @@ def check_teacher_forcing_loss(fn: Callable[..., Tensor]) -> Verdict:
         variants = _teacher_forcing_variants(model, src, lengths, tgt_out)
     got = fn(model, src.clone(), lengths.clone(), tgt_out.clone())
     if not isinstance(got, Tensor) or got.numel() != 1:
-        raise Wrong(
-            "return the loss as one number in a tensor (a 0-dimensional tensor, so that "
-            f"loss.backward() can train the model); got {type(got).__name__}"
-            + (f" of shape {tuple(got.shape)}." if isinstance(got, Tensor) else ".")
-        )
+        if isinstance(got, Tensor):
+            raise Wrong.differs(MESSAGES, "tf-not-a-number-shaped", kind=type(got).__name__,
+                                shape=tuple(got.shape))  # fmt: skip
+        raise Wrong.differs(MESSAGES, "tf-not-a-number", kind=type(got).__name__)
     value = got.detach().double().reshape(())
     for name, loss in variants.items():
         if close(value, loss.double(), 1e-5):
             if name != "right":
-                raise Wrong(_TEACHER_FORCING_MISTAKES[name])
+                key = _TEACHER_FORCING_MISTAKES[name]
+                if key in MISTAKES:
+                    raise Wrong.named(MISTAKES, key, bos=BOS_ID)
+                raise Wrong.differs(MESSAGES, key)
             if not got.requires_grad:
-                raise Wrong("the value is right but the loss is detached from the model "
-                            "(.item(), .detach() or no_grad): it cannot be trained.")  # fmt: skip
+                raise Wrong.named(MISTAKES, "tf-detached")
             return ("<bos> first, the gold tokens shifted right, the encoder's final state, "
                     "and the mean over the real target tokens are right.")  # fmt: skip
     _name_other_loss(value, model, src, lengths, tgt_out)
@@ -196,33 +244,20 @@ def _expect_weights(weights: Tensor, want: Tensor, attend: Callable, state: Tens
     if not close(sums, torch.ones(B)):
         real = weights.masked_select(src_mask)  # (NaN where one -inf was softmaxed alone)
         if close(real, torch.ones_like(real)):
-            raise Wrong(
-                "every weight is 1: the softmax ran over an axis of size 1 (the trailing "
-                "axis of scores (B, S, 1), or the query axis of (B, 1, S)); it runs over "
-                "the S source positions."
-            )
+            raise Wrong.named(MISTAKES, "bahdanau-softmax-size-1")
         if close(weights.sum(0), torch.ones(S)):
-            raise Wrong("the weights sum to 1 over the batch (softmax over axis 0); each "
-                        "row must sum to 1 over the source positions.")  # fmt: skip
-        raise Wrong(f"each row of weights should sum to 1 over the source positions; the "
-                    f"sums are {[round(x, 4) for x in sums.tolist()]}.")  # fmt: skip
+            raise Wrong.named(MISTAKES, "bahdanau-softmax-batch")
+        raise Wrong.differs(
+            MESSAGES, "bahdanau-row-sums", sums=[round(x, 4) for x in sums.tolist()]
+        )
     if (weights.masked_select(~src_mask).abs() > 1e-7).any():
         if close(weights, attend(last_hidden(state), None)[1]):
-            raise Wrong(
-                "padding gets weight: the source mask is not used, so a sentence's context "
-                "depends on its neighbours' lengths. Pass src_mask (True = real token) to the "
-                "attention, so padded positions get weight exactly 0."
-            )
-        raise Wrong("padded source positions get weight; they must get exactly 0.")
+            raise Wrong.named(MISTAKES, "bahdanau-no-mask")
+        raise Wrong.differs(MESSAGES, "bahdanau-padding-weight")
     if not close(weights, want):
         if close(weights, attend(new_state[-1])[1]):
-            raise Wrong(
-                "the query is the new state s'_t (Luong's order); Bahdanau's decoder asks "
-                "with the previous state s'_{t-1}, before the recurrent step, and feeds the "
-                "context c_t into that step."
-            )
-        raise Wrong("the weights should be the additive attention of the previous state "
-                    "s'_{t-1} (query) over the encoder states (keys and values).")  # fmt: skip
+            raise Wrong.named(MISTAKES, "bahdanau-luong-query")
+        raise Wrong.differs(MESSAGES, "bahdanau-weights-differ")
 
 
 def _expect_state_and_logits(decoder, prev: Tensor, state: Tensor, attend: Callable,
@@ -237,15 +272,10 @@ def _expect_state_and_logits(decoder, prev: Tensor, state: Tensor, attend: Calla
                    (torch.zeros_like(context), last_hidden(state)[:, None])]  # fmt: skip
     if not close(new_state, want_state):
         if any(close(new_state, s) for s in without):
-            raise Wrong(
-                "the context c_t is not fed to the recurrent layer: its input is "
-                "[y_{t-1}; c_t], the embedding of the previous token beside the context."
-            )
-        raise Wrong("the weights are right but the new state is not: "
-                    "s'_t = rnn([y_{t-1}; c_t], s'_{t-1}).")  # fmt: skip
+            raise Wrong.named(MISTAKES, "bahdanau-context-not-fed")
+        raise Wrong.differs(MESSAGES, "bahdanau-state-differs")
     if not close(logits, want_logits):
-        raise Wrong("the state is right but the logits are not: they come from "
-                    "out([s'_t; c_t]), the new state beside the context.")  # fmt: skip
+        raise Wrong.named(MISTAKES, "bahdanau-logits")
 
 
 @check("Bahdanau decoder step", call="fn(decoder, prev, state, memory, src_mask)")
@@ -269,8 +299,7 @@ def check_bahdanau_step(fn: Callable[..., tuple]) -> Verdict:
         want_logits, want_state, want_weights = decoder.step(prev, state, memory, src_mask)
         got = fn(decoder, prev.clone(), state.clone(), memory.clone(), src_mask.clone())
     if not (isinstance(got, tuple) and len(got) == 3):
-        raise Wrong("return three things: (logits (B, V), the new state (1, B, D), "
-                    "the attention weights (B, S)).")  # fmt: skip
+        raise Wrong.differs(MESSAGES, "bahdanau-not-a-triple")
     logits = expect_tensor(got[0], "the logits", (B, V)).detach().float()
     new_state = expect_tensor(got[1], "the new state", (1, B, D)).detach().float()
     weights = got[2]
