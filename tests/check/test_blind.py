@@ -13,8 +13,20 @@ from transformer_tutorial import check
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
-SETS = ["b1"]
-CASES = [case for name in SETS for case in load(name)]
+SETS = ["b1", "b2"]
+# A mistake of a blind set that the checker does not catch stays in the set, marked here with why;
+# the mark is strict, so the day the checker catches it the test says to remove the mark.
+KNOWN_MISSES = {
+    "check_banded_attention-returns_out_and_weights": "the check accepts an (out, weights) pair "
+    "as well as out by design (check/long_sequences.py), so the pair is read as the output",
+}
+CASES = [
+    pytest.param(case, marks=pytest.mark.xfail(strict=True, reason=KNOWN_MISSES[key]))
+    if (key := f"{case.check}-{case.name}") in KNOWN_MISSES
+    else case
+    for name in SETS
+    for case in load(name)
+]
 
 
 def test_the_set_covers_every_check() -> None:
