@@ -4,6 +4,8 @@ current."""
 
 from __future__ import annotations
 
+import itertools
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -155,3 +157,17 @@ def test_chapter_prints_its_time_at_the_end(notebook: Path):
     assert "nbval-ignore-output" in last.metadata.get("tags", []), (
         f"{notebook.name}: the clock's output varies; tag its cell nbval-ignore-output"
     )
+
+
+def test_no_line_break_inside_chinese_text():
+    """A line break inside a paragraph renders as a space, which Chinese text never has: a
+    quotation of the notes broken across two lines reads "目标 序列" on the page."""
+    cjk = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+    broken = []
+    for page in sorted((ROOT / "book").glob("*.md")):
+        lines = page.read_text(encoding="utf-8").splitlines()
+        for number, (line, after) in enumerate(itertools.pairwise(lines), start=1):
+            after = after.lstrip("> ").lstrip()
+            if line.rstrip() and after and cjk.match(line.rstrip()[-1]) and cjk.match(after[0]):
+                broken.append(f"{page.name}:{number}")
+    assert not broken, f"Chinese text broken across lines at {broken}"
