@@ -14,18 +14,102 @@ from ..multihead import MultiHeadAttention
 from .diagnoses import MASKING, masking_mistake
 from .engine import check
 from .tensors import backward, close, expect_tensor, randn, tolerance, with_weights_of
-from .verdict import POLARITY, Verdict, Wrong
+from .verdict import Verdict, Wrong, say
 
 MISTAKES = {
     "softmax-overflow": "with scores up to {top} your weights are NaN: exp(score) overflows to inf "
     "(float64 ends near exp(709)), and inf / inf is NaN. Subtract each row's largest visible "
     "score before exp (softmax(s) = softmax(s - max s)), as torch.softmax does.",
+    "softmax-detached": "no gradient reaches the scores: did you detach() them or the weights?",
+    "softmax-nan-gradient": "the gradient has NaN: a fully masked row must not reach softmax as "
+    "-inf.",
+    "attention-unscaled": "you forgot to divide the scores by sqrt(d_k): with d_k = {dk} the "
+    "softmax gets scores {ratio:.1f} times too large and its weights are too peaked.",
+    "attention-sqrt-dv": "you divide the scores by sqrt(d_v) = sqrt({dv}); the scale is "
+    "1/sqrt(d_k) = 1/sqrt({dk}), the size of the query and key vectors whose dot product it "
+    "tames (v's size plays no part).",
+    "attention-by-dk": "you divide the scores by d_k = {dk}, not by its square root: the dot "
+    "product of two random d_k-vectors has standard deviation sqrt(d_k).",
+    "attention-sqrt-tk": "you divide the scores by sqrt(T_k) = sqrt({tk}), the number of keys; "
+    "the scale is 1/sqrt(d_k) = 1/sqrt({dk}), the size of the query and key vectors.",
+    "attention-scales-weights": "you divide the weights by sqrt(d_k) after the softmax, so rows "
+    "no longer sum to 1: divide the scores, before the softmax.",
+    "attention-one-result": "return a pair (out, weights), as the book's attention does.",
+    "attention-weights-first": "you return (weights, out); the book's attention returns "
+    "(out, weights).",
+    "attention-k-times-q": "your weights are (T_k, T_q) = ({tk}, {tq}) per head: the scores are "
+    "q @ k^T, one row per query, not k @ q^T.",
+    "multihead-split-dh-first": "you split D into (Dh, H) instead of (H, Dh): view the "
+    "projection as (B, T, H, Dh), then move H forward, so that head h gets features h*Dh .. "
+    "(h+1)*Dh - 1; you merge the heads as (Dh, H) instead of (H, Dh): transpose back to (B, T, "
+    "H, Dh), then reshape to (B, T, D).",
+    "multihead-split-no-transpose": "you view the projection (B, T, D) straight as (B, H, T, "
+    "Dh), which mixes positions into the heads: view it as (B, T, H, Dh), then transpose(1, 2).",
+    "multihead-merge-no-transpose": "you reshape the heads' outputs (B, H, T, Dh) straight "
+    "to (B, T, D), which mixes positions: transpose(1, 2) back to (B, T, H, Dh) first, then "
+    "reshape.",
+    "multihead-heads-reversed": "the heads are concatenated in the wrong order: head h's "
+    "output belongs in columns h*Dh .. (h+1)*Dh - 1.",
+    "multihead-sqrt-d": "the scores are divided by sqrt(D), not sqrt(Dh): each head works in "
+    "Dh = D / H dimensions.",
+    "multihead-unscaled": "you forgot to divide the scores by sqrt(Dh).",
+    "multihead-v-through-k-proj": "the values go through k_proj: project them with v_proj.",
+    "multihead-no-out-proj": "out_proj is not applied: the concatenated heads are mixed by "
+    "out_proj at the end.",
+    "multihead-mask-flipped": "mask polarity: in this book a mask is True where a query *may "
+    "attend*.",
+    "multihead-mask-ignored": "the mask is not used: padding keys must get weight 0.",
+    "additive-no-tanh": "there is no tanh between the sum W_q q + W_k k and w_v: without it the "
+    "score is linear in q and k.",
+    "additive-tanh-after-w_v": "the tanh comes after w_v: it belongs inside, score = w_v . "
+    "tanh(W_q q + W_k k), so that w_v weighs the squashed features.",
+    "additive-relu": "the score squashes with ReLU; additive attention uses tanh.",
+    "additive-no-w_v": "w_v is not used: you sum tanh(W_q q + W_k k) over its hidden features; "
+    "w_v weighs them (score = w_v . tanh(...)).",
+    "additive-weights-first": "you return (weights, out); the book's module returns "
+    "(out, weights).",
+    "additive-out-from-keys": "out has the keys' size {dk}: out = weights @ values, the values' "
+    "size {dv}.",
+}
+
+MESSAGES = {
+    "softmax-gradients-differ": "the values are right but the gradients differ from the reference.",
+    "attention-times-sqrt-dk": "you multiply the scores by sqrt(d_k); divide them by it.",
+    "attention-out-differs": "the weights are right but out is not: out = weights @ v.",
+    "attention-nan-gradient": "the gradient with respect to {name} has NaN: a query that sees no "
+    "key must not reach softmax as a row of -inf.",
+    "attention-no-gradient": "no gradient reaches {name}: did you detach() something?",
+    "attention-gradient-differs": "the gradient with respect to {name} differs from the reference.",
+    "multihead-split-dh-first-only": "you split D into (Dh, H) instead of (H, Dh): view the "
+    "projection as (B, T, H, Dh), then move H forward, so that head h gets features h*Dh .. "
+    "(h+1)*Dh - 1.",
+    "multihead-merge-dh-first": "you merge the heads as (Dh, H) instead of (H, Dh): "
+    "transpose back to (B, T, H, Dh), then reshape to (B, T, D).",
+    "multihead-by-dh": "you divide the scores by Dh, not by sqrt(Dh).",
+    "layout-split-dh-first": "you split D into (Dh, H) instead of (H, Dh): view the "
+    "projection as (B, T, H, Dh), then move H forward, so that head h gets features h*Dh .. "
+    "(h+1)*Dh - 1",
+    "layout-split-no-transpose": "you view the projection (B, T, D) straight as (B, H, T, "
+    "Dh), which mixes positions into the heads: view it as (B, T, H, Dh), then transpose(1, 2)",
+    "layout-merge-dh-first": "you merge the heads as (Dh, H) instead of (H, Dh): transpose "
+    "back to (B, T, H, Dh), then reshape to (B, T, D)",
+    "layout-merge-no-transpose": "you reshape the heads' outputs (B, H, T, Dh) straight to "
+    "(B, T, D), which mixes positions: transpose(1, 2) back to (B, T, H, Dh) first, then reshape",
+    "layout-heads-reversed": "the heads are concatenated in the wrong order: head h's output "
+    "belongs in columns h*Dh .. (h+1)*Dh - 1",
+    "multihead-split-and-merge": "{split}; {merge}.",
+    "multihead-nan-output": "your output contains NaN: a query whose keys are all masked gets "
+    "softmax(-inf, ..., -inf) = 0/0. Give such rows all-zero weights (chapter 6).",
+    "multihead-out-differs": "out differs from the reference (D = {D}, H = {H}, q {q}, k and v "
+    "{k}).",
+    "additive-double-tanh": "there is a second tanh after w_v: the score is w_v . tanh(W_q q + "
+    "W_k k), with no tanh around it.",
+    "additive-sigmoid": "the score squashes with sigmoid; additive attention uses tanh.",
+    "additive-not-a-pair": "return a pair (out, weights), as the book's module does.",
+    "additive-out-differs": "the weights are right but out is not: out = weights @ values.",
 }
 
 # --- masked softmax ---------------------------------------------------------------------------
-
-NAN_ROWS = MASKING["softmax-nan-rows"]
-UNIFORM_ROWS = MASKING["softmax-minus-1e9"]
 
 
 @check("masked softmax", call="fn(scores, mask)")
@@ -46,16 +130,16 @@ def check_masked_softmax(fn: Callable[[Tensor, Tensor | None], Tensor]) -> Verdi
     x = scores.clone().requires_grad_()
     got = fn(x, mask)
     if not got.requires_grad:
-        raise Wrong("no gradient reaches the scores: did you detach() them or the weights?")
+        raise Wrong.named(MISTAKES, "softmax-detached")
     got.mul(randn(*scores.shape, seed=2)).sum().backward()
     y = scores.clone().requires_grad_()
     masked_softmax(y, mask).mul(randn(*scores.shape, seed=2)).sum().backward()
     if x.grad is None:
-        raise Wrong("no gradient reaches the scores: did you detach() them or the weights?")
+        raise Wrong.named(MISTAKES, "softmax-detached")
     if torch.isnan(x.grad).any():
-        raise Wrong("the gradient has NaN: a fully masked row must not reach softmax as -inf.")
+        raise Wrong.named(MISTAKES, "softmax-nan-gradient")
     if not close(x.grad, y.grad, tolerance(got)):  # as precise as the reader's dtype
-        raise Wrong("the values are right but the gradients differ from the reference.")
+        raise Wrong.differs(MESSAGES, "softmax-gradients-differ")
     return "values, gradients, every mask and a fully masked row are right."
 
 
@@ -81,29 +165,25 @@ def _attention_mask(B: int, Tq: int, Tk: int) -> Tensor:
     return mask
 
 
-def _scale_diagnosis(fn_out: Tensor, fn_w: Tensor, q, k, v, mask, dk: int, dv: int) -> str | None:
+def _scale_diagnosis(fn_out: Tensor, fn_w: Tensor, q, k, v, mask, dk: int, dv: int) -> Wrong | None:
     """The scale a reader used instead of 1/sqrt(d_k), named; None if it is not the scale."""
-    scales = {
-        1.0: f"you forgot to divide the scores by sqrt(d_k): with d_k = {dk} the softmax gets "
-        f"scores {math.sqrt(dk):.1f} times too large and its weights are too peaked.",
-        1 / math.sqrt(dv): f"you divide the scores by sqrt(d_v) = sqrt({dv}); the scale is "
-        f"1/sqrt(d_k) = 1/sqrt({dk}), the size of the query and key vectors whose dot product "
-        "it tames (v's size plays no part).",
-        1 / dk: f"you divide the scores by d_k = {dk}, not by its square root: the dot product "
-        "of two random d_k-vectors has standard deviation sqrt(d_k).",
-        math.sqrt(dk): "you multiply the scores by sqrt(d_k); divide them by it.",
-        1 / math.sqrt(k.shape[-2]): f"you divide the scores by sqrt(T_k) = sqrt({k.shape[-2]}), "
-        f"the number of keys; the scale is 1/sqrt(d_k) = 1/sqrt({dk}), the size of the query "
-        "and key vectors.",
+    tk = k.shape[-2]
+    scales = {  # the scale, the mistake (or the message) and its fields
+        1.0: ("attention-unscaled", {"dk": dk, "ratio": math.sqrt(dk)}),
+        1 / math.sqrt(dv): ("attention-sqrt-dv", {"dv": dv, "dk": dk}),
+        1 / dk: ("attention-by-dk", {"dk": dk}),
+        math.sqrt(dk): ("attention-times-sqrt-dk", {}),
+        1 / math.sqrt(tk): ("attention-sqrt-tk", {"tk": tk, "dk": dk}),
     }
-    for scale, words in scales.items():
+    for scale, (key, fields) in scales.items():
         out, weights = attention(q, k, v, mask=mask, scale=scale)
         if close(fn_w, weights) or close(fn_out, out):
-            return words
+            if key in MISTAKES:
+                return Wrong.named(MISTAKES, key, **fields)
+            return Wrong.differs(MESSAGES, key, **fields)
     weights = masked_softmax(q @ k.transpose(-2, -1), mask) / math.sqrt(dk)
     if close(fn_w, weights):
-        return ("you divide the weights by sqrt(d_k) after the softmax, so rows no longer sum to "
-                "1: divide the scores, before the softmax.")  # fmt: skip
+        return Wrong.named(MISTAKES, "attention-scales-weights")
     return None
 
 
@@ -124,23 +204,22 @@ def check_attention(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
         expected, expected_w = attention(q, k, v, mask=m)
         result = fn(q, k, v, mask=m)
         if not (isinstance(result, tuple) and len(result) == 2):
-            raise Wrong("return a pair (out, weights), as the book's attention does.")
+            raise Wrong.named(MISTAKES, "attention-one-result")
         shapes = tuple(tuple(getattr(r, "shape", ())) for r in result)
         if shapes == (tuple(expected_w.shape), tuple(expected.shape)):
-            raise Wrong("you return (weights, out); the book's attention returns (out, weights).")
+            raise Wrong.named(MISTAKES, "attention-weights-first")
         weights_shape = tuple(expected_w.shape)
         if shapes[1] == (*weights_shape[:-2], Tk, Tq):
-            raise Wrong(f"your weights are (T_k, T_q) = ({Tk}, {Tq}) per head: the scores are "
-                        "q @ k^T, one row per query, not k @ q^T.")  # fmt: skip
+            raise Wrong.named(MISTAKES, "attention-k-times-q", tk=Tk, tq=Tq)
         out = expect_tensor(result[0], "out", expected.shape)
         weights = expect_tensor(result[1], "weights", expected_w.shape)
         if close(weights, expected_w) and close(out, expected):
             continue
         named = _scale_diagnosis(out, weights, q, k, v, m, dk, dv)
         if named:
-            raise Wrong(named)
+            raise named
         if close(weights, expected_w):
-            raise Wrong("the weights are right but out is not: out = weights @ v.")
+            raise Wrong.differs(MESSAGES, "attention-out-differs")
         raise masking_mistake(weights, q @ k.transpose(-2, -1) / math.sqrt(dk), m)
     qs = [t.clone().requires_grad_() for t in (q, k, v)]
     rs = [t.clone().requires_grad_() for t in (q, k, v)]
@@ -149,34 +228,48 @@ def check_attention(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
     attention(*rs, mask=mask)[0].sum().backward()
     for name, a, b in zip("qkv", qs, rs, strict=True):
         if a.grad is not None and torch.isnan(a.grad).any():
-            raise Wrong(f"the gradient with respect to {name} has NaN: a query that sees no "
-                        "key must not reach softmax as a row of -inf.")  # fmt: skip
+            raise Wrong.differs(MESSAGES, "attention-nan-gradient", name=name)
         if a.grad is None:
-            raise Wrong(f"no gradient reaches {name}: did you detach() something?")
+            raise Wrong.differs(MESSAGES, "attention-no-gradient", name=name)
         if not close(a.grad, b.grad, tolerance(out)):
-            raise Wrong(f"the gradient with respect to {name} differs from the reference.")
+            raise Wrong.differs(MESSAGES, "attention-gradient-differs", name=name)
     return ("values, weights, gradients, with and without a padding mask and with a query "
             "that sees no key, are right.")  # fmt: skip
 
 
 # --- multi-head attention ---------------------------------------------------------------------
 
-_SPLIT = {  # how a reader may split (B, T, D) into heads, and what to tell them
-    "right": "",
-    "dh_first": "you split D into (Dh, H) instead of (H, Dh): view the projection as "
-    "(B, T, H, Dh), then move H forward, so that head h gets features h*Dh .. (h+1)*Dh - 1",
-    "direct": "you view the projection (B, T, D) straight as (B, H, T, Dh), which mixes "
-    "positions into the heads: view it as (B, T, H, Dh), then transpose(1, 2)",
+_SPLIT = ("right", "dh_first", "direct")  # how a reader may split (B, T, D) into heads
+_MERGE = ("right", "dh_first", "direct", "reversed")  # and merge them back
+_LAYOUT = {  # one wrong step: its message (and the mistake, if one is named)
+    ("dh_first", "dh_first"): "multihead-split-dh-first",
+    ("dh_first", "right"): "multihead-split-dh-first-only",
+    ("direct", "right"): "multihead-split-no-transpose",
+    ("right", "dh_first"): "multihead-merge-dh-first",
+    ("right", "direct"): "multihead-merge-no-transpose",
+    ("right", "reversed"): "multihead-heads-reversed",
 }
-_MERGE = {
-    "right": "",
-    "dh_first": "you merge the heads as (Dh, H) instead of (H, Dh): transpose back to "
-    "(B, T, H, Dh), then reshape to (B, T, D)",
-    "direct": "you reshape the heads' outputs (B, H, T, Dh) straight to (B, T, D), which mixes "
-    "positions: transpose(1, 2) back to (B, T, H, Dh) first, then reshape",
-    "reversed": "the heads are concatenated in the wrong order: head h's output belongs in "
-    "columns h*Dh .. (h+1)*Dh - 1",
+_CLAUSE = {  # each wrong step as a clause, for two at once
+    "dh_first": ("layout-split-dh-first", "layout-merge-dh-first"),
+    "direct": ("layout-split-no-transpose", "layout-merge-no-transpose"),
+    "reversed": (None, "layout-heads-reversed"),
 }
+
+
+def _mistake(key: str, **fields: object) -> Wrong:
+    """The mistake ``key`` named, or the message ``key`` when it names none."""
+    if key in MISTAKES:
+        return Wrong.named(MISTAKES, key, **fields)
+    return Wrong.differs(MESSAGES, key, **fields)
+
+
+def _layout_mistake(split: str, merge: str) -> Wrong:
+    """The verdict for a wrong split into heads, a wrong merge, or both."""
+    if (split, merge) in _LAYOUT:
+        return _mistake(_LAYOUT[split, merge])
+    return Wrong.differs(MESSAGES, "multihead-split-and-merge",
+                         split=say(MESSAGES, _CLAUSE[split][0]),
+                         merge=say(MESSAGES, _CLAUSE[merge][1]))  # fmt: skip
 
 
 def _multihead_variant(m, H, q, k, v, mask, scale=None, split="right", merge="right",
@@ -212,36 +305,34 @@ def _multihead_variant(m, H, q, k, v, mask, scale=None, split="right", merge="ri
     return (m.out_proj(merged) if out_proj else merged), weights
 
 
-def _multihead_diagnosis(mine, reference, H, D, out, q, k, v, m) -> str:
+def _multihead_diagnosis(mine, reference, H, D, out, q, k, v, m) -> Wrong:
     """Name the mistake that turns the book's multi-head attention into ``out``."""
     if torch.isnan(out).any():
-        return NAN_ROWS.replace("your weights contain", "your output contains")
-    layouts = {}
+        return Wrong.differs(MESSAGES, "multihead-nan-output")
+    candidates = []  # (the verdict, the variant that gives it)
     for split, merge in product(_SPLIT, _MERGE):
         if (split, merge) != ("right", "right"):
-            words = "; ".join(w for w in (_SPLIT[split], _MERGE[merge]) if w)
-            layouts[words] = {"split": split, "merge": merge}
+            candidates.append((_layout_mistake(split, merge), {"split": split, "merge": merge}))
     others = {
-        "the scores are divided by sqrt(D), not sqrt(Dh): each head works in Dh = D / H "
-        "dimensions": {"scale": 1 / math.sqrt(D)},
-        "you forgot to divide the scores by sqrt(Dh)": {"scale": 1.0},
-        "you divide the scores by Dh, not by sqrt(Dh)": {"scale": 1 / (D // H)},
-        "the values go through k_proj: project them with v_proj": {"value_proj": "k_proj"},
-        "out_proj is not applied: the concatenated heads are mixed by out_proj at the end": {
-            "out_proj": False
-        },
+        "multihead-sqrt-d": {"scale": 1 / math.sqrt(D)},
+        "multihead-unscaled": {"scale": 1.0},
+        "multihead-by-dh": {"scale": 1 / (D // H)},
+        "multihead-v-through-k-proj": {"value_proj": "k_proj"},
+        "multihead-no-out-proj": {"out_proj": False},
     }
+    for key, variant in others.items():
+        candidates.append((_mistake(key), variant))
     if m is not None:
-        others[UNIFORM_ROWS[:-1]] = {"fill": -1e9}
-    for words, variant in {**layouts, **others}.items():
+        candidates.append((Wrong.named(MASKING, "softmax-minus-1e9"), {"fill": -1e9}))
+    for verdict, variant in candidates:
         if close(out, _multihead_variant(mine, H, q, k, v, m, **variant)[0]):
-            return words + "."
+            return verdict
     if m is not None and close(out, reference(q, k, v, mask=~m)[0]):
-        return f"mask polarity: {POLARITY}."
+        return Wrong.named(MISTAKES, "multihead-mask-flipped")
     if m is not None and close(out, reference(q, k, v)[0]):
-        return "the mask is not used: padding keys must get weight 0."
-    return (f"out differs from the reference (D = {D}, H = {H}, q {tuple(q.shape)}, k and v "
-            f"{tuple(k.shape)}).")  # fmt: skip
+        return Wrong.named(MISTAKES, "multihead-mask-ignored")
+    return Wrong.differs(MESSAGES, "multihead-out-differs", D=D, H=H, q=tuple(q.shape),
+                         k=tuple(k.shape))  # fmt: skip
 
 
 @check(
@@ -272,7 +363,7 @@ def check_multihead(cls: type) -> Verdict:
             )
             expected, _ = reference(q, k, v, mask=m)
             if not close(out, expected):
-                raise Wrong(_multihead_diagnosis(mine, reference, H, D, out, q, k, v, m))
+                raise _multihead_diagnosis(mine, reference, H, D, out, q, k, v, m)
     return ("heads, scale, concatenation, output projection, the padding mask and a query "
             "that sees no key are right.")  # fmt: skip
 
@@ -280,20 +371,12 @@ def check_multihead(cls: type) -> Verdict:
 # --- additive attention ---------------------------------------------------------------------------
 
 _SCORES = {  # score functions a reader may write instead of w_v . tanh(W_q q + W_k k)
-    "there is no tanh between the sum W_q q + W_k k and w_v: without it the score is linear "
-    "in q and k": lambda m, pre: m.w_v(pre),
-    "the tanh comes after w_v: it belongs inside, score = w_v . tanh(W_q q + W_k k), so that "
-    "w_v weighs the squashed features": lambda m, pre: torch.tanh(m.w_v(pre)),
-    "there is a second tanh after w_v: the score is w_v . tanh(W_q q + W_k k), with no tanh "
-    "around it": lambda m, pre: torch.tanh(m.w_v(torch.tanh(pre))),
-    "the score squashes with ReLU; additive attention uses tanh": lambda m, pre: m.w_v(
-        torch.relu(pre)
-    ),
-    "the score squashes with sigmoid; additive attention uses tanh": lambda m, pre: m.w_v(
-        torch.sigmoid(pre)
-    ),
-    "w_v is not used: you sum tanh(W_q q + W_k k) over its hidden features; w_v weighs them "
-    "(score = w_v . tanh(...))": lambda m, pre: torch.tanh(pre).sum(-1, keepdim=True),
+    "additive-no-tanh": lambda m, pre: m.w_v(pre),
+    "additive-tanh-after-w_v": lambda m, pre: torch.tanh(m.w_v(pre)),
+    "additive-double-tanh": lambda m, pre: torch.tanh(m.w_v(torch.tanh(pre))),
+    "additive-relu": lambda m, pre: m.w_v(torch.relu(pre)),
+    "additive-sigmoid": lambda m, pre: m.w_v(torch.sigmoid(pre)),
+    "additive-no-w_v": lambda m, pre: torch.tanh(pre).sum(-1, keepdim=True),
 }
 
 
@@ -320,14 +403,12 @@ def check_additive_attention(cls: type) -> Verdict:
         for m in (None, padding, blind):
             result = mine(q, k, v, mask=m)
             if not (isinstance(result, tuple) and len(result) == 2):
-                raise Wrong("return a pair (out, weights), as the book's module does.")
+                raise Wrong.differs(MESSAGES, "additive-not-a-pair")
             shapes = tuple(tuple(getattr(r, "shape", ())) for r in result)
             if shapes == ((B, Tq, Tk), (B, Tq, Dv)):
-                raise Wrong("you return (weights, out); the book's module returns "
-                            "(out, weights).")  # fmt: skip
+                raise Wrong.named(MISTAKES, "additive-weights-first")
             if shapes[0] == (B, Tq, Dk):
-                raise Wrong(f"out has the keys' size {Dk}: out = weights @ values, the "
-                            f"values' size {Dv}.")  # fmt: skip
+                raise Wrong.named(MISTAKES, "additive-out-from-keys", dk=Dk, dv=Dv)
             out = expect_tensor(result[0], "out", (B, Tq, Dv))
             weights = expect_tensor(result[1], "weights", (B, Tq, Tk))
             want_out, want_w = reference(q, k, v, mask=m)
@@ -336,11 +417,13 @@ def check_additive_attention(cls: type) -> Verdict:
             if torch.isnan(weights).any() or torch.isnan(out).any():
                 raise Wrong.named(MASKING, "softmax-nan-rows")
             pre = mine.W_q(q).unsqueeze(-2) + mine.W_k(k).unsqueeze(-3)  # (B, Tq, Tk, Hd)
-            for words, score in _SCORES.items():
+            for key, score in _SCORES.items():
                 if close(weights, masked_softmax(score(mine, pre).squeeze(-1), m)):
-                    raise Wrong(words + ".")
+                    if key in MISTAKES:
+                        raise Wrong.named(MISTAKES, key)
+                    raise Wrong.differs(MESSAGES, key)
             if close(weights, want_w):
-                raise Wrong("the weights are right but out is not: out = weights @ values.")
+                raise Wrong.differs(MESSAGES, "additive-out-differs")
             scores = mine.w_v(torch.tanh(pre)).squeeze(-1)
             raise masking_mistake(weights, scores, m)
     return ("scores, masked weights (also for a query that sees no key) and the weighted sum "
