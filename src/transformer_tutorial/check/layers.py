@@ -15,7 +15,7 @@ from .diagnoses import MISTAKES as LOSS_MISTAKES
 from .diagnoses import counts, loss_described, normalisation_named
 from .engine import check
 from .tensors import backward, close, expect_tensor, randn, tolerance, with_weights_of
-from .verdict import POLARITY, Verdict, Wrong
+from .verdict import Verdict, Wrong
 
 MISTAKES = {
     # LayerNorm
@@ -45,8 +45,82 @@ MISTAKES = {
     "the backward pass. Compute a new tensor, y = (x - mean) / sqrt(var + eps).",
 }
 
+MISTAKES |= {
+    # the causal mask
+    "causal-additive": "yours is an additive mask (0 and -inf); the book's masks are boolean "
+    "(torch.bool), True = may attend, and masked_softmax puts the -inf in.",
+    "causal-flipped": "mask polarity: yours is True at the future -- in this book a mask is True "
+    "where a query *may attend*.",
+    "causal-all-true": "nothing is masked: row t may attend only to the keys 0..t.",
+    "causal-off-by-one": "position t sees position t+1: the causal mask is off by one.",
+    "causal-transposed": "rows are queries and columns keys: your mask is transposed.",
+    # sinusoidal positions
+    "table-transposed": "your table is (d_model, max_len) = {shape}: one row per position, "
+    "(max_len, d_model).",
+    "table-swapped": "sin and cos are swapped: the even columns (0, 2, ...) hold the sines.",
+    "table-halves": "the sines fill the first half of the columns and the cosines the second; "
+    "the book interleaves them: sin in the even columns 0, 2, ..., cos in the odd ones.",
+    "table-from-position-1": "row i holds position i + 1: positions start at 0, so row 0 is "
+    "sin 0 = 0, cos 0 = 1.",
+    "table-all-sines": "every column holds a sine: the odd columns 1, 3, ... hold cosines.",
+    "table-half-exponent": "your exponent is half the right one: w_j = 10000^(-2j / d_model), "
+    "where 2j is the even column index (you used j); so row 1, column 2 is sin({w1:.4f}).",
+    "table-double-exponent": "your exponent is twice the right one: w_j = 10000^(-2j / "
+    "d_model), where 2j is already the even column index (you doubled it); so row 1, column 2 "
+    "is sin({w1:.4f}).",
+    "table-growing-frequencies": "the frequencies grow along the columns: w_j = 10000^(-2j / "
+    "d_model), a negative exponent, so that w_0 = 1 and the last columns turn slowest.",
+    "table-zeros": "row 0 is all zeros: cos(0) = 1, so the odd columns of row 0 must be 1.",
+    # the feed-forward network
+    "ffn-no-relu": "there is no ReLU between the two layers: two linear maps in a row are one "
+    "linear map.",
+    "ffn-relu-after": "the ReLU comes after linear2; it belongs between the two layers.",
+    "ffn-gelu": "the activation is GELU; the book's network (the paper's) uses ReLU.",
+    "ffn-relu-on-input": "the ReLU is applied to the input x; it belongs between linear1 and "
+    "linear2.",
+    "ffn-with-residual": "you add the input x back: the residual connection belongs to the block "
+    "(chapter 11's Add & Norm), the network itself is linear2(relu(linear1(x))).",
+    "ffn-relu-twice": "a ReLU follows linear2 as well; the network ends with linear2, whose "
+    "output may be negative: linear2(relu(linear1(x))).",
+    "ffn-clamp-max": "your activation keeps the negative part, min(h, 0) (clamp(max=0)); ReLU "
+    "keeps the positive part, max(h, 0) = h.clamp(min=0).",
+    "ffn-mixes-positions": "a position's output depends on the other positions: the network "
+    "must act on each position separately (the same weights at each).",
+    # the label-smoothed loss
+    "loss-no-smoothing": "no smoothing: with ε = {eps} the right token's target is {target} and "
+    "every token gets ε / V = {share:.4f} on top.",
+    "loss-no-log-softmax": "the logits go in as if they were log-probabilities: take "
+    "log_softmax of them first.",
+    "loss-on-probabilities": "you use the probabilities, not their logarithm: the cross-entropy "
+    "takes log_softmax(logits).",
+    "loss-full-weight-on-target": "the right token's target is 1 - ε = {target}, not 1: it gives "
+    "ε away to the smoothing.",
+    "loss-uniform-summed": "the smoothing term sums log p over the V tokens; it is their mean "
+    "(ε / V on each token): -(1 - ε) log p[target] - ε mean(log p).",
+    "loss-uniform-dropped": "the smoothing term -ε mean(log p) is missing: you keep only "
+    "(1 - ε) times the cross-entropy of the right token.",
+    "loss-kl-divergence": "you compute the KL divergence to the smoothed target (nn.KLDivLoss); "
+    "the book's loss is the cross-entropy, which is larger by the target's entropy, a constant "
+    "{entropy:.4f} here.",
+    "loss-not-a-scalar": "the loss should be one number (a 0-dimensional tensor), the mean.",
+    "loss-padding-gradient": "padding positions get a gradient: they must not count at all.",
+}
+
 MESSAGES = {
     "norm-differs": "the output differs from (x - mean) / sqrt(var + eps) over the last axis.",
+    "causal-batched": "the mask for T = {T} has shape {shape}: return ({T}, {T}); the model "
+    "broadcasts it over the batch itself.",
+    "causal-dtype": "the mask has dtype {dtype}; use torch.bool (True = may attend).",
+    "causal-no-diagonal": "position t does not see itself: a query may attend to its own key.",
+    "causal-differs": "for T = {T} the mask should be\n{expected}\nyours is\n{got}",
+    "table-row-0": "row 0 should be {row} (sin 0 = 0, cos 0 = 1).",
+    "table-frequencies-differ": "the frequencies differ: w_j = 10000^(-2j / d_model), where 2j "
+    "is the even column index (so w_0 = 1 and row 1, column 2 is sin({w1:.4f})).",
+    "ffn-differs": "the output differs from linear2(relu(linear1(x))).",
+    "loss-spread-over-wrong": "ε is spread over the V - 1 wrong tokens; this book (like "
+    "PyTorch's label_smoothing) spreads ε / V over all V tokens.",
+    "loss-no-gradient": "no gradient reaches the logits: did you detach() something?",
+    "loss-gradients-differ": "the value is right but the gradients differ from the reference.",
 }
 
 # --- the causal mask ---------------------------------------------------------------------------
@@ -58,29 +132,26 @@ def check_causal_mask(fn: Callable[[int], Tensor]) -> Verdict:
     for T in (4, 7, 1):  # a size where every mistake looks different first
         result = fn(T)
         if isinstance(result, Tensor) and tuple(result.shape) in ((1, T, T), (1, 1, T, T)):
-            raise Wrong(f"the mask for T = {T} has shape {tuple(result.shape)}: return "
-                        f"({T}, {T}); the model broadcasts it over the batch itself.")  # fmt: skip
+            raise Wrong.differs(MESSAGES, "causal-batched", T=T, shape=tuple(result.shape))
         got = expect_tensor(result, f"the mask for T = {T}", (T, T))
         expected = causal_mask(T)
         if got.is_floating_point() and torch.isinf(got).any():
-            raise Wrong("yours is an additive mask (0 and -inf); the book's masks are boolean "
-                        "(torch.bool), True = may attend, and masked_softmax puts the -inf "
-                        "in.")  # fmt: skip
+            raise Wrong.named(MISTAKES, "causal-additive")
         if got.dtype != torch.bool:
-            raise Wrong(f"the mask has dtype {got.dtype}; use torch.bool (True = may attend).")
+            raise Wrong.differs(MESSAGES, "causal-dtype", dtype=got.dtype)
         if torch.equal(got, expected):
             continue
         if torch.equal(got, ~expected):
-            raise Wrong(f"mask polarity: yours is True at the future -- {POLARITY}.")
+            raise Wrong.named(MISTAKES, "causal-flipped")
         if T > 1 and got.all():
-            raise Wrong("nothing is masked: row t may attend only to the keys 0..t.")
+            raise Wrong.named(MISTAKES, "causal-all-true")
         if torch.equal(got, torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=1)):
-            raise Wrong("position t sees position t+1: the causal mask is off by one.")
+            raise Wrong.named(MISTAKES, "causal-off-by-one")
         if torch.equal(got, torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=-1)):
-            raise Wrong("position t does not see itself: a query may attend to its own key.")
+            raise Wrong.differs(MESSAGES, "causal-no-diagonal")
         if torch.equal(got, expected.T):
-            raise Wrong("rows are queries and columns keys: your mask is transposed.")
-        raise Wrong(f"for T = {T} the mask should be\n{expected.int()}\nyours is\n{got.int()}")
+            raise Wrong.named(MISTAKES, "causal-transposed")
+        raise Wrong.differs(MESSAGES, "causal-differs", T=T, expected=expected.int(), got=got.int())
     return "right for T = 1, 4 and 7."
 
 
@@ -106,8 +177,7 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], Tensor]) -> Verdict:
     max_len, D = 50, 16
     result = fn(max_len, D)
     if isinstance(result, Tensor) and tuple(result.shape) == (D, max_len):
-        raise Wrong(f"your table is (d_model, max_len) = {(D, max_len)}: one row per "
-                    "position, (max_len, d_model).")  # fmt: skip
+        raise Wrong.named(MISTAKES, "table-transposed", shape=(D, max_len))
     got = expect_tensor(result, "the table", (max_len, D))
     expected = _table(max_len, D)
     if close(got, expected, 1e-4):
@@ -115,36 +185,24 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], Tensor]) -> Verdict:
     swapped = expected.clone()
     swapped[:, 0::2], swapped[:, 1::2] = expected[:, 1::2], expected[:, 0::2]
     if close(got, swapped, 1e-4):
-        raise Wrong("sin and cos are swapped: the even columns (0, 2, ...) hold the sines.")
+        raise Wrong.named(MISTAKES, "table-swapped")
     w1 = 10000 ** (-2 / D)
-    mistakes = {
-        "the sines fill the first half of the columns and the cosines the second; the book "
-        "interleaves them: sin in the even columns 0, 2, ..., cos in the odd ones": {
-            "halves": True
-        },
-        "row i holds position i + 1: positions start at 0, so row 0 is sin 0 = 0, cos 0 = 1": {
-            "start": 1
-        },
-        "every column holds a sine: the odd columns 1, 3, ... hold cosines": {"cos": False},
-        "your exponent is half the right one: w_j = 10000^(-2j / d_model), where 2j is the "
-        f"even column index (you used j); so row 1, column 2 is sin({w1:.4f})": {"exponent": 0.5},
-        "your exponent is twice the right one: w_j = 10000^(-2j / d_model), where 2j is "
-        "already the even column index (you doubled it); so row 1, column 2 is "
-        f"sin({w1:.4f})": {"exponent": 2.0},
-        "the frequencies grow along the columns: w_j = 10000^(-2j / d_model), a negative "
-        "exponent, so that w_0 = 1 and the last columns turn slowest": {"exponent": -1.0},
+    mistakes = {  # the mistake, the table it gives
+        "table-halves": {"halves": True},
+        "table-from-position-1": {"start": 1},
+        "table-all-sines": {"cos": False},
+        "table-half-exponent": {"exponent": 0.5},
+        "table-double-exponent": {"exponent": 2.0},
+        "table-growing-frequencies": {"exponent": -1.0},
     }
-    for words, variant in mistakes.items():
+    for key, variant in mistakes.items():
         if close(got, _table(max_len, D, **variant), 1e-4):
-            raise Wrong(words + ".")
+            raise Wrong.named(MISTAKES, key, w1=w1)
     if close(got[0], torch.zeros(D, dtype=got.dtype)):
-        raise Wrong("row 0 is all zeros: cos(0) = 1, so the odd columns of row 0 must be 1.")
+        raise Wrong.named(MISTAKES, "table-zeros")
     if not close(got[0], expected[0], 1e-4):
-        raise Wrong(f"row 0 should be {expected[0].tolist()} (sin 0 = 0, cos 0 = 1).")
-    raise Wrong(
-        "the frequencies differ: w_j = 10000^(-2j / d_model), where 2j is the even column "
-        f"index (so w_0 = 1 and row 1, column 2 is sin({w1:.4f}))."
-    )
+        raise Wrong.differs(MESSAGES, "table-row-0", row=expected[0].tolist())
+    raise Wrong.differs(MESSAGES, "table-frequencies-differ", w1=w1)
 
 
 # --- LayerNorm ------------------------------------------------------------------------------------
@@ -222,35 +280,22 @@ def check_feed_forward(cls: type) -> Verdict:
         if close(got, reference(x)):
             return "linear1 -> ReLU -> linear2, position by position, is right."
         l1, l2 = mine.linear1, mine.linear2
-        mistakes = {
-            "there is no ReLU between the two layers: two linear maps in a row are one "
-            "linear map": l2(l1(x)),
-            "the ReLU comes after linear2; it belongs between the two layers": torch.relu(
-                l2(l1(x))
-            ),
-            "the activation is GELU; the book's network (the paper's) uses ReLU": l2(
-                torch.nn.functional.gelu(l1(x))
-            ),
-            "the ReLU is applied to the input x; it belongs between linear1 and linear2": l2(
-                l1(torch.relu(x))
-            ),
-            "you add the input x back: the residual connection belongs to the block (chapter "
-            "11's Add & Norm), the network itself is linear2(relu(linear1(x)))": x + reference(x),
-            "a ReLU follows linear2 as well; the network ends with linear2, whose output may be "
-            "negative: linear2(relu(linear1(x)))": torch.relu(reference(x)),
-            "your activation keeps the negative part, min(h, 0) (clamp(max=0)); ReLU keeps the "
-            "positive part, max(h, 0) = h.clamp(min=0)": l2(l1(x).clamp(max=0)),
+        mistakes = {  # the mistake, the output it gives
+            "ffn-no-relu": l2(l1(x)),
+            "ffn-relu-after": torch.relu(l2(l1(x))),
+            "ffn-gelu": l2(torch.nn.functional.gelu(l1(x))),
+            "ffn-relu-on-input": l2(l1(torch.relu(x))),
+            "ffn-with-residual": x + reference(x),
+            "ffn-relu-twice": torch.relu(reference(x)),
+            "ffn-clamp-max": l2(l1(x).clamp(max=0)),
         }
-        for words, wrong in mistakes.items():
+        for key, wrong in mistakes.items():
             if close(got, wrong):
-                raise Wrong(words + ".")
+                raise Wrong.named(MISTAKES, key)
         alone = torch.cat([mine(x[:, t : t + 1]) for t in range(T)], dim=1)  # one at a time
         if close(alone, reference(x)):
-            raise Wrong(
-                "a position's output depends on the other positions: the network must act "
-                "on each position separately (the same weights at each)."
-            )
-    raise Wrong("the output differs from linear2(relu(linear1(x))).")
+            raise Wrong.named(MISTAKES, "ffn-mixes-positions")
+    raise Wrong.differs(MESSAGES, "ffn-differs")
 
 
 # --- the label-smoothed loss ---------------------------------------------------------------------
@@ -274,35 +319,23 @@ def _diagnose_smoothing(got: Tensor, expected: Tensor, logits: Tensor, target: T
     named = normalisation_named(got, per_token, real)
     if named:
         raise Wrong.named(LOSS_MISTAKES, named, ratio=got.item() / expected.item(), **counts(real))
-    mistakes = {
-        f"no smoothing: with ε = {eps} the right token's target is {1 - eps} and every token "
-        f"gets ε / V = {eps / V:.4f} on top": LabelSmoothingLoss(0.0)(logits, target),
-        "the logits go in as if they were log-probabilities: take log_softmax of them "
-        "first": _smoothed(logits, target, eps)[real].mean(),
-        "you use the probabilities, not their logarithm: the cross-entropy takes "
-        "log_softmax(logits)": _smoothed(log_p.exp(), target, eps)[real].mean(),
-        f"the right token's target is 1 - ε = {1 - eps}, not 1: it gives ε away to the "
-        "smoothing": _smoothed(log_p, target, eps, right=1.0)[real].mean(),
-        "the smoothing term sums log p over the V tokens; it is their mean (ε / V on each "
-        "token): -(1 - ε) log p[target] - ε mean(log p)": (
-            -(1 - eps) * log_p.gather(-1, target[..., None]).squeeze(-1) - eps * log_p.sum(-1)
-        )[real].mean(),
-        "the smoothing term -ε mean(log p) is missing: you keep only (1 - ε) times the "
-        "cross-entropy of the right token": (
-            -(1 - eps) * log_p.gather(-1, target[..., None]).squeeze(-1)
-        )[real].mean(),
-        "you compute the KL divergence to the smoothed target (nn.KLDivLoss); the book's "
-        "loss is the cross-entropy, which is larger by the target's entropy, a constant "
-        f"{-float(entropy):.4f} here": per_token[real].mean() + entropy,
-    }
-    for words, wrong in mistakes.items():
-        if close(got, wrong):
-            raise Wrong(words + ".")
     on_target = log_p.gather(-1, target[..., None]).squeeze(-1)
+    mistakes = {  # the mistake, the loss it gives
+        "loss-no-smoothing": LabelSmoothingLoss(0.0)(logits, target),
+        "loss-no-log-softmax": _smoothed(logits, target, eps)[real].mean(),
+        "loss-on-probabilities": _smoothed(log_p.exp(), target, eps)[real].mean(),
+        "loss-full-weight-on-target": _smoothed(log_p, target, eps, right=1.0)[real].mean(),
+        "loss-uniform-summed": (-(1 - eps) * on_target - eps * log_p.sum(-1))[real].mean(),
+        "loss-uniform-dropped": (-(1 - eps) * on_target)[real].mean(),
+        "loss-kl-divergence": per_token[real].mean() + entropy,
+    }
+    for key, wrong in mistakes.items():
+        if close(got, wrong):
+            raise Wrong.named(MISTAKES, key, eps=eps, target=1 - eps, share=eps / V,
+                              entropy=-float(entropy))  # fmt: skip
     off_true = -(1 - eps) * on_target - eps / (V - 1) * (log_p.sum(-1) - on_target)
     if close(got, off_true[real].mean()):
-        raise Wrong("ε is spread over the V - 1 wrong tokens; this book (like PyTorch's "
-                    "label_smoothing) spreads ε / V over all V tokens.")  # fmt: skip
+        raise Wrong.differs(MESSAGES, "loss-spread-over-wrong")
     raise Wrong(loss_described(got.item(), expected.item(), real))
 
 
@@ -317,7 +350,7 @@ def check_label_smoothing(cls: type) -> Verdict:
     mine = cls(eps)
     got = mine(logits, target)
     if not isinstance(got, Tensor) or got.dim() != 0:
-        raise Wrong("the loss should be one number (a 0-dimensional tensor), the mean.")
+        raise Wrong.named(MISTAKES, "loss-not-a-scalar")
     expected = LabelSmoothingLoss(eps)(logits, target)
     if close(got, expected, 1e-8):
         x, y = logits.clone().requires_grad_(), logits.clone().requires_grad_()
@@ -325,10 +358,10 @@ def check_label_smoothing(cls: type) -> Verdict:
         backward(mine_loss, "the loss")
         LabelSmoothingLoss(eps)(y, target).backward()
         if x.grad is None:
-            raise Wrong("no gradient reaches the logits: did you detach() something?")
+            raise Wrong.differs(MESSAGES, "loss-no-gradient")
         if (x.grad[target == PAD_ID].abs() > 0).any():
-            raise Wrong("padding positions get a gradient: they must not count at all.")
+            raise Wrong.named(MISTAKES, "loss-padding-gradient")
         if not close(x.grad, y.grad, tolerance(mine_loss)):
-            raise Wrong("the value is right but the gradients differ from the reference.")
+            raise Wrong.differs(MESSAGES, "loss-gradients-differ")
         return "smoothing, padding and the mean over real tokens are right."
     _diagnose_smoothing(got, expected, logits, target, eps)
