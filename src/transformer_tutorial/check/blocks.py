@@ -19,7 +19,15 @@ from ..transformer import (
 )
 from .engine import Call, check, describe
 from .tensors import backward, close, expect_tensor, randn, with_weights_of
-from .verdict import POLARITY, Verdict, Wrong
+from .verdict import POLARITY, Verdict, Wrong, say
+
+MESSAGES = {
+    "block-gradient-differs": "the values are right but the gradient with respect to {name} "
+    "differs from the reference (norm_first={norm_first}).",
+    "decoder-shapes-hint": "here the target has T = {T} positions and the source S = {S}: "
+    "cross-attention takes its queries from x (B, T, D) and its keys and values from memory "
+    "(B, S, D), masked with src_mask (B, 1, 1, S).",
+}
 
 # --- encoder and decoder blocks ----------------------------------------------------------------
 
@@ -173,7 +181,7 @@ class _Block:
     layers: tuple[str, ...]  # the linear layers and LayerNorms it must have
     steps: Callable[[torch.nn.Module, tuple], list[_Step]]  # its sub-layers, given the arguments
     dependences: list[_Dependence]  # what a right block's output depends on, and what not
-    hint: str = ""  # said when the reader's code raises
+    hint: str = ""  # said when the reader's code raises (a message of MESSAGES, filled in)
     # other wrong sub-layers: (diagnosis, the sub-layers with one of them wrong)
     wrong_steps: Callable[[torch.nn.Module, tuple], list[tuple[str, list[_Step]]]] = (
         lambda m, args: []
@@ -228,14 +236,16 @@ def _check_block(cls: type, block: _Block, args: tuple) -> None:
                 message = describe(err, Call("", "layer(...)", BUILD), cls)
                 if "bug in the checker" in message:
                     raise
-                raise Wrong(message + block.hint) from err
+                if block.hint:
+                    message += " -- " + block.hint
+                raise Wrong(message) from err
             got = expect_tensor(result, "the output", args[0].shape)
             if not close(got, reference(*args)):
                 raise Wrong(_block_diagnosis(block, got, mine, reference, args, norm_first))
         name = _gradient_mismatch(mine, reference, args, block.arg_names)
         if name is not None:
-            raise Wrong(f"the values are right but the gradient with respect to {name} differs "
-                        f"from the reference (norm_first={norm_first}).")  # fmt: skip
+            raise Wrong.differs(MESSAGES, "block-gradient-differs", name=name,
+                                norm_first=norm_first)  # fmt: skip
 
 
 def _attend(mha: torch.nn.Module, key: Tensor | None, mask: Tensor | None):
@@ -347,11 +357,7 @@ def check_decoder_layer(cls: type) -> Verdict:
                 ],
             ),
         ],
-        hint=(
-            f" -- here the target has T = {T} positions and the source S = {S}: "
-            "cross-attention takes its queries from x (B, T, D) and its keys and values "
-            "from memory (B, S, D), masked with src_mask (B, 1, 1, S)."
-        ),
+        hint=say(MESSAGES, "decoder-shapes-hint", T=T, S=S),
     )
     args = (randn(B, T, D), randn(B, S, D, seed=1), tgt_mask, _padding(S, (5, 3)))
     _check_block(cls, block, args)
