@@ -18,6 +18,57 @@ StateDict = dict[str, Tensor]
 _TIED = ("embed.weight", "generator.weight")  # one tensor under two names, as in a tied model
 _COUNTER = "step"  # an integer buffer: a step counter
 
+MISTAKES = {
+    "average-sum-without-dividing": "`{name}`: you sum the {K} checkpoints' weights without "
+    "dividing by K = {K}.",
+    "average-last-only": "`{name}`: you return the last checkpoint's weights, not the mean of "
+    "all {K}.",
+    "average-off-by-one-first-left-out": "`{name}`: you average only the last {K_1} of the {K} "
+    "checkpoints (off by one: the first one is left out).",
+    "average-divides-by-k-minus-1": "`{name}`: you divide the sum by K - 1 = {K_1}; divide by "
+    "K = {K}.",
+    "average-torch-mean-on-integers": "`{counter}` is an integer buffer (a step counter), and "
+    "torch.mean does not take integers: average only the floating-point weights, and keep an "
+    "integer buffer as the newest checkpoint has it.",
+    "average-mutates-its-inputs": "your function changed the checkpoints it was given, in "
+    "place ({changed} of a checkpoint are no longer what was saved): accumulate into new "
+    "tensors (sum(...) or torch.stack(...) make them), never into an input.",
+    "average-drops-tied-name": "the result lacks {missing} -- the two tied names share one "
+    "tensor in a checkpoint, and a state dict needs both: load_state_dict would refuse it.",
+    "average-integer-buffer-as-float": "`{counter}`, an integer buffer (a step counter), comes "
+    "back as {dtype}: it was averaged as floats. Keep an integer buffer as the newest "
+    "checkpoint has it, in its own dtype.",
+    "average-integer-buffer-averaged": "`{counter}` is {got}; the checkpoints were saved at "
+    "steps {steps}. An integer buffer (a step counter) is not a weight to average: keep the "
+    "newest checkpoint's, {last}.",
+    "average-float64-from-float32": "`{name}` comes back as {dtype} from {want} weights: the "
+    "average must keep the weights' dtype (a float64 state dict doubles the checkpoint and "
+    "changes the model it is loaded into).",
+    "average-deepcopy-keeps-tie": "the tied weights {tied} come out wrong although every other "
+    "weight is right. In a checkpoint they are one tensor under two names; accumulating in "
+    "place into a copy that keeps them shared (copy.deepcopy does) adds and divides that "
+    "tensor once for each name.",
+    "average-views-of-inputs": "with K = {K}, {shared} of the result share memory with the "
+    "checkpoints you were given (a view or the same tensor): training from the average would "
+    "change a saved checkpoint. Return new tensors (.clone()).",
+}
+
+MESSAGES = {
+    "average-off-by-one-last-left-out": "`{name}`: you average only the first {K_1} of the {K} "
+    "checkpoints (off by one: the newest one is left out).",
+    "average-divides-by-k-plus-1": "`{name}`: you divide the sum by K + 1 = {K1}; divide by "
+    "K = {K}.",
+    "average-first-only": "`{name}`: you return the first checkpoint's weights, not the mean "
+    "of all {K}.",
+    "average-not-a-dict": "return a dict name -> tensor (a state dict); got {kind}.",
+    "average-missing": "the result lacks {missing}: load_state_dict would refuse it.",
+    "average-extra": "the result has names no checkpoint has: {extra}.",
+    "average-not-a-tensor": "`{name}` should be a tensor, got {kind}.",
+    "average-shape": "`{name}` has shape {shape}, expected {want}.",
+    "average-counter-dtype": "`{counter}` comes back as {dtype}; it was torch.int64.",
+    "average-not-the-mean": "`{name}` is not the mean of the {K} checkpoints' `{name}`.",
+}
+
 
 def _checkpoints(K: int) -> list[StateDict]:
     """``K`` state dicts of one small "run": the weights move from checkpoint to checkpoint, a
@@ -57,35 +108,23 @@ def _name_wrong_values(states: list[StateDict], got: Tensor, name: str) -> None:
     of the mean it is."""
     K, g = len(states), got.double()
     total = torch.stack([s[name].double() for s in states]).sum(0)
-    looks_like = [
-        (total, f"you sum the {K} checkpoints' weights without dividing by K = {K}."),
-        (
-            states[-1][name].double(),
-            f"you return the last checkpoint's weights, not the mean of all {K}.",
-        ),
+    looks_like = [  # the values, the mistake (or the message) they show
+        (total, "average-sum-without-dividing"),
+        (states[-1][name].double(), "average-last-only"),
     ]
     if K > 1:
         looks_like += [
-            (
-                _mean_of(states[1:], name),
-                f"you average only the last {K - 1} of the {K} "
-                "checkpoints (off by one: the first one is left out).",
-            ),
-            (
-                _mean_of(states[:-1], name),
-                f"you average only the first {K - 1} of the {K} "
-                "checkpoints (off by one: the newest one is left out).",
-            ),
-            (total / (K - 1), f"you divide the sum by K - 1 = {K - 1}; divide by K = {K}."),
-            (total / (K + 1), f"you divide the sum by K + 1 = {K + 1}; divide by K = {K}."),
-            (
-                states[0][name].double(),
-                f"you return the first checkpoint's weights, not the mean of all {K}.",
-            ),
+            (_mean_of(states[1:], name), "average-off-by-one-first-left-out"),
+            (_mean_of(states[:-1], name), "average-off-by-one-last-left-out"),
+            (total / (K - 1), "average-divides-by-k-minus-1"),
+            (total / (K + 1), "average-divides-by-k-plus-1"),
+            (states[0][name].double(), "average-first-only"),
         ]
-    for candidate, message in looks_like:
+    for candidate, key in looks_like:
         if close(g, candidate):
-            raise Wrong(f"`{name}`: {message}")
+            if key in MISTAKES:
+                raise Wrong.named(MISTAKES, key, name=name, K=K, K_1=K - 1, K1=K + 1)
+            raise Wrong.differs(MESSAGES, key, name=name, K=K, K_1=K - 1, K1=K + 1)
 
 
 def _averaged(fn: Callable, states: list[StateDict]) -> StateDict:
@@ -94,10 +133,8 @@ def _averaged(fn: Callable, states: list[StateDict]) -> StateDict:
         return fn(states)
     except RuntimeError as err:
         if "mean(): could not infer output dtype" in str(err):
-            raise Wrong(
-                f"`{_COUNTER}` is an integer buffer (a step counter), and torch.mean does not "
-                "take integers: average only the floating-point weights, and keep an integer "
-                "buffer as the newest checkpoint has it."
+            raise Wrong.named(
+                MISTAKES, "average-torch-mean-on-integers", counter=_COUNTER
             ) from None
         raise
 
@@ -107,87 +144,68 @@ def _expect_inputs_untouched(states: list[StateDict], before: list[StateDict]) -
     for s, b in zip(states, before, strict=True):
         if any(not torch.equal(s[k], b[k]) for k in b):
             changed = sorted(k for k in b if not torch.equal(s[k], b[k]))
-            raise Wrong(
-                f"your function changed the checkpoints it was given, in place ({changed} "
-                "of a checkpoint are no longer what was saved): accumulate into new "
-                "tensors (sum(...) or torch.stack(...) make them), never into an input."
-            )
+            raise Wrong.named(MISTAKES, "average-mutates-its-inputs", changed=changed)
 
 
 def _expect_names_and_shapes(got: object, states: list[StateDict]) -> None:
     """A state dict with the checkpoints' names, each a tensor of its shape."""
     if not isinstance(got, dict):
-        raise Wrong(f"return a dict name -> tensor (a state dict); got {type(got).__name__}.")
+        raise Wrong.differs(MESSAGES, "average-not-a-dict", kind=type(got).__name__)
     missing = [k for k in states[-1] if k not in got]
     if missing:
-        tied = (" -- the two tied names share one tensor in a checkpoint, and a state dict "
-                "needs both") if set(missing) & set(_TIED) else ""  # fmt: skip
-        raise Wrong(f"the result lacks {missing}{tied}: load_state_dict would refuse it.")
+        if set(missing) & set(_TIED):
+            raise Wrong.named(MISTAKES, "average-drops-tied-name", missing=missing)
+        raise Wrong.differs(MESSAGES, "average-missing", missing=missing)
     extra = [k for k in got if k not in states[-1]]
     if extra:
-        raise Wrong(f"the result has names no checkpoint has: {extra}.")
+        raise Wrong.differs(MESSAGES, "average-extra", extra=extra)
     for name, tensor in got.items():
         if not isinstance(tensor, Tensor):
-            raise Wrong(f"`{name}` should be a tensor, got {type(tensor).__name__}.")
+            raise Wrong.differs(MESSAGES, "average-not-a-tensor", name=name,
+                                kind=type(tensor).__name__)  # fmt: skip
         if tensor.shape != states[-1][name].shape:
-            raise Wrong(f"`{name}` has shape {tuple(tensor.shape)}, expected "
-                        f"{tuple(states[-1][name].shape)}.")  # fmt: skip
+            raise Wrong.differs(MESSAGES, "average-shape", name=name, shape=tuple(tensor.shape),
+                                want=tuple(states[-1][name].shape))  # fmt: skip
 
 
 def _expect_counter(got: StateDict, states: list[StateDict]) -> None:
     """The integer buffer kept as the newest checkpoint has it."""
     counter = got[_COUNTER]
     if counter.is_floating_point():
-        raise Wrong(
-            f"`{_COUNTER}`, an integer buffer (a step counter), comes back as "
-            f"{counter.dtype}: it was averaged as floats. Keep an integer buffer as the "
-            "newest checkpoint has it, in its own dtype."
-        )
+        raise Wrong.named(MISTAKES, "average-integer-buffer-as-float", counter=_COUNTER,
+                              dtype=counter.dtype)  # fmt: skip
     if counter.dtype != torch.int64:
-        raise Wrong(f"`{_COUNTER}` comes back as {counter.dtype}; it was torch.int64.")
+        raise Wrong.differs(
+            MESSAGES, "average-counter-dtype", counter=_COUNTER, dtype=counter.dtype
+        )
     if not torch.equal(counter, states[-1][_COUNTER]):
         steps = [int(s[_COUNTER]) for s in states]
-        raise Wrong(
-            f"`{_COUNTER}` is {counter.item()}; the checkpoints were saved at steps {steps}. "
-            "An integer buffer (a step counter) is not a weight to average: keep the "
-            f"newest checkpoint's, {steps[-1]}."
-        )
+        raise Wrong.named(MISTAKES, "average-integer-buffer-averaged", counter=_COUNTER,
+                              got=counter.item(), steps=steps, last=steps[-1])  # fmt: skip
 
 
 def _expect_means(got: StateDict, states: list[StateDict], K: int) -> None:
     """Every weight the mean of the checkpoints', in its own dtype; the tied ones too."""
     for name, tensor in got.items():
         if name != _COUNTER and tensor.dtype != states[-1][name].dtype:
-            raise Wrong(
-                f"`{name}` comes back as {tensor.dtype} from {states[-1][name].dtype} "
-                "weights: the average must keep the weights' dtype (a float64 state dict "
-                "doubles the checkpoint and changes the model it is loaded into)."
-            )
+            raise Wrong.named(MISTAKES, "average-float64-from-float32", name=name,
+                                  dtype=tensor.dtype, want=states[-1][name].dtype)  # fmt: skip
     untied = [k for k in states[-1] if k not in _TIED and k != _COUNTER]
     for name in untied:
         if not close(got[name].double(), _mean_of(states, name)):
             _name_wrong_values(states, got[name], name)
-            raise Wrong(f"`{name}` is not the mean of the {K} checkpoints' `{name}`.")
+            raise Wrong.differs(MESSAGES, "average-not-the-mean", name=name, K=K)
     for name in _TIED:
         if not close(got[name].double(), _mean_of(states, name)):
             _name_wrong_values(states, got[name], name)
-            raise Wrong(
-                f"the tied weights {list(_TIED)} come out wrong although every other "
-                "weight is right. In a checkpoint they are one tensor under two names; "
-                "accumulating in place into a copy that keeps them shared (copy.deepcopy "
-                "does) adds and divides that tensor once for each name."
-            )
+            raise Wrong.named(MISTAKES, "average-deepcopy-keeps-tie", tied=list(_TIED))
 
 
 def _expect_no_shared_memory(got: StateDict, inputs: set, K: int) -> None:
     """New tensors: nothing shares memory with the inputs."""
     shared = sorted(k for k, t in got.items() if t.untyped_storage().data_ptr() in inputs)
     if shared:
-        raise Wrong(
-            f"with K = {K}, {shared} of the result share memory with the checkpoints you "
-            "were given (a view or the same tensor): training from the average would "
-            "change a saved checkpoint. Return new tensors (.clone())."
-        )
+        raise Wrong.named(MISTAKES, "average-views-of-inputs", K=K, shared=shared)
 
 
 @check("checkpoint averaging", call="fn(state_dicts)")
