@@ -36,6 +36,11 @@ class Case:
         return self.model.config.pad_id
 
 
+MESSAGES = {
+    "decode-shape": "return token ids of shape (B, T') = ({rows}, T'), not {got}.",
+    "decode-float": "return token ids as integers (torch.long), not {dtype}.",
+}
+
 MISTAKES = {
     "greedy-not-deterministic": "two calls on the same model and sources gave different tokens: "
     "greedy search takes the most probable token (argmax) at each step; sampling from the "
@@ -109,9 +114,9 @@ def sentences(result: object, rows: int, pad: int) -> list[list[int]]:
     """Token ids ``(rows, T')`` as one list per sentence, trailing padding dropped."""
     if not (isinstance(result, Tensor) and result.dim() == 2 and result.shape[0] == rows):
         got = tuple(result.shape) if isinstance(result, Tensor) else type(result).__name__
-        raise Wrong(f"return token ids of shape (B, T') = ({rows}, T'), not {got}.")
+        raise Wrong.differs(MESSAGES, "decode-shape", rows=rows, got=got)
     if result.is_floating_point():
-        raise Wrong(f"return token ids as integers (torch.long), not {result.dtype}.")
+        raise Wrong.differs(MESSAGES, "decode-float", dtype=result.dtype)
     sentences = result.tolist()
     for tokens in sentences:
         while tokens and tokens[-1] == pad:
