@@ -28,6 +28,9 @@ MISTAKES = {
     "bert-mask-label-zero-not-ignore": "the positions not chosen have label {pad}; use "
     "IGNORE_INDEX = {ignore}, the value F.cross_entropy skips -- {pad} is a real id (<pad>), so "
     "the loss would ask the model to predict it there.",
+    "bert-mask-pair-swapped": "the first tensor you return holds IGNORE_INDEX = {ignore} and the "
+    "second none: you return (labels, inputs); the book's order is (inputs, labels) -- what the "
+    "model reads first, then what it must predict.",
     "bert-mask-every-token-labelled": "every real token has a label: the loss would count all "
     "positions. Set the label to IGNORE_INDEX = {ignore} at the positions not chosen, and to the "
     "original token at the chosen ones.",
@@ -120,6 +123,8 @@ def _call(fn: Callable, tokens: Tensor, seed: int, **probs: float) -> tuple[Tens
                                 expected=tuple(tokens.shape))  # fmt: skip
         if t.dtype not in (torch.int64, torch.int32):
             raise Wrong.differs(MESSAGES, "bert-mask-dtype", name=name, dtype=t.dtype)
+    if (inputs == IGNORE_INDEX).any() and not (labels == IGNORE_INDEX).any():
+        raise Wrong.named(MISTAKES, "bert-mask-pair-swapped", ignore=IGNORE_INDEX)
     return inputs.long(), labels.long()
 
 

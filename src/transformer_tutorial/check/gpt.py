@@ -10,7 +10,7 @@ from torch import Tensor
 from ..gpt import top_p_filter
 from .engine import check
 from .tensors import expect_tensor
-from .verdict import Verdict, Wrong, say
+from .verdict import Verdict, Wrong, confirmed, say
 
 # --- the nucleus (top-p) filter ----------------------------------------------------------------
 
@@ -108,9 +108,10 @@ def _call(fn: Callable, logits: Tensor, p: float) -> Tensor:
     return out
 
 
-def _same_nucleus(kept: Tensor, want: Tensor, probs: Tensor) -> bool:
-    """Rows keep tokens of the same probabilities (any one of tied tokens will do)."""
-    rows = zip(kept.reshape(-1, _V), want.reshape(-1, _V), probs.reshape(-1, _V), strict=True)
+def _same_nucleus(kept: Tensor, want: Tensor, probs: Tensor, width: int = _V) -> bool:
+    """Rows of ``width`` keep tokens of the same probabilities (any of tied tokens will do)."""
+    rows = zip(kept.reshape(-1, width), want.reshape(-1, width), probs.reshape(-1, width),
+               strict=True)  # fmt: skip
     for k, w, q in rows:
         a, b = q[k].sort().values, q[w].sort().values
         if a.shape != b.shape or not torch.allclose(a, b, rtol=0, atol=1e-12):
@@ -148,34 +149,111 @@ def _row_mistake(kept: Tensor, want: Tensor, probs: Tensor, p: float, out: Tenso
     return Wrong.differs(MESSAGES, "top-p-keeps", ids=ids, right=right)
 
 
-def _judge(fn: Callable, logits: Tensor, p: float, what: str) -> None:
-    """Compare the reader's filter with the book's on ``logits (..., V)``; raise ``Wrong``."""
+# --- what each named mistake computes: a name is said only if its candidate reproduces the -------
+# --- reader's nucleus on every probe, the ones they got right included -----------------------
+
+
+def _nucleus(logits: Tensor, p: float, descending: bool = True, below: bool = True,
+             with_self: bool = False, force_first: bool = True, scatter: bool = True,
+             flat: bool = False, edge: float = 0.0) -> Tensor:  # fmt: skip
+    """The kept tokens ``(..., V)`` of the book's rule or of one variation of it (``edge``
+    moves p by a rounding error: a mass summed in another order lands on either side)."""
+    shape = logits.shape
+    if flat:  # the whole batch as one distribution
+        logits = logits.reshape(1, -1)
+    probs, order = logits.softmax(-1).sort(dim=-1, descending=descending, stable=True)
+    mass = probs.cumsum(-1) - (0 if with_self else probs)  # (..., V)
+    keep = mass < p + edge if below else mass <= p + edge
+    if force_first:
+        keep[..., 0] = True
+    if scatter:
+        keep = torch.zeros_like(keep).scatter(-1, order, keep)
+    return keep.reshape(shape)
+
+
+def _threshold(logits: Tensor, p: float) -> Tensor:
+    """Every token at least as likely as the least likely one of the nucleus."""
+    probs = logits.softmax(-1)
+    least = probs.masked_fill(~_nucleus(logits, p), 2.0).amin(-1, keepdim=True)
+    return probs >= least
+
+
+def _variants(**fixed: bool) -> list[Callable[[Tensor, float], Tensor]]:
+    """The rule with ``fixed`` changed, each way of writing the rest (the first token forced or
+    not, < or <=) as a separate variant."""
+    return [
+        lambda x, p, f=f, b=b, e=e: _nucleus(x, p, force_first=f, below=b, edge=e, **fixed)
+        for f in (True, False)
+        for b in (True, False)
+        for e in (0.0, -1e-9, 1e-9)
+    ]
+
+
+_CANDIDATES: dict[str, list[Callable[[Tensor, float], Tensor]]] = {
+    "top-p-drops-crossing": _variants(with_self=True),
+    "top-p-empty-row": _variants(with_self=True),
+    "top-p-exactly-p": [lambda x, p: _nucleus(x, p, below=False)],
+    "top-p-ascending": _variants(descending=False),
+    "top-p-mask-not-scattered": [lambda x, p: _nucleus(x, p, scatter=False)],
+    "top-p-sorted-output": [lambda x, p: _nucleus(x, p, scatter=False)],
+    "top-p-threshold-ties": [_threshold],
+    "top-p-whole-batch": _variants(flat=True),
+}
+
+
+def _reproduces(mistake: str | None, probes: list[tuple[Tensor, float, Tensor]]) -> bool:
+    """Does the candidate of ``mistake`` keep what the reader kept on every probe?"""
+    if mistake not in _CANDIDATES:
+        return mistake is not None  # named by the values returned, not by the nucleus
+    flat = mistake == "top-p-whole-batch"  # one distribution: ties across rows
+    sorted_out = mistake == "top-p-sorted-output"  # the kept logits moved to the front
+    return any(
+        all(
+            _same_nucleus(kept, rule(x, p) & (x.isfinite() | sorted_out), x.softmax(-1),
+                          x.numel() if flat else _V)  # fmt: skip
+            for x, p, kept in probes
+        )
+        for rule in _CANDIDATES[mistake]
+    )
+
+
+def _judge(fn: Callable, logits: Tensor, p: float, what: str, probes: list) -> list[Wrong]:
+    """Compare the reader's filter with the book's on ``logits (..., V)``: what is wrong, one
+    ``Wrong`` per failing row (empty when the filter is right); the probe joins ``probes``."""
     out = _call(fn, logits, p)
+    probes.append((logits, p, out > float("-inf")))
     want = top_p_filter(logits, p).isfinite()  # (..., V)
     probs = logits.softmax(-1)
     kept = out > float("-inf")  # (..., V)
     if not want.all() and kept.all():  # nothing was set to -inf
         if torch.allclose(out.masked_fill(~want, 0.0), probs.masked_fill(~want, 0.0)):
-            raise Wrong.named(MISTAKES, "top-p-probabilities", what=what)
+            return [Wrong.named(MISTAKES, "top-p-probabilities", what=what)]
         if torch.equal(out.masked_fill(want, 0.0), torch.zeros_like(out)):
-            raise Wrong.named(MISTAKES, "top-p-zero-not-inf", what=what)
+            return [Wrong.named(MISTAKES, "top-p-zero-not-inf", what=what)]
     if not _same_nucleus(kept, want, probs):
         rows = list(zip(kept.reshape(-1, _V), want.reshape(-1, _V), probs.reshape(-1, _V),
                         out.reshape(-1, _V), logits.reshape(-1, _V), strict=True))  # fmt: skip
+        wrongs = []
         for i, (k, w, q, o, x) in enumerate(rows):
             if not _same_nucleus(k, w, q):
                 row = say(MESSAGES, "row", i=i) if len(rows) > 1 else ""
                 inner = _row_mistake(k, w, q, p, o, x)
-                said = say(MESSAGES, "for-row", what=what, row=row, said=str(inner))
-                raise Wrong(said, inner.mistake)
+                ids = torch.nonzero(k).flatten().tolist()
+                right = torch.nonzero(w).flatten().tolist()
+                plain = say(MESSAGES, "top-p-keeps", ids=ids, right=right)
+                wrongs.append(Wrong(say(MESSAGES, "for-row", what=what, row=row, said=str(inner)),
+                                    inner.mistake,
+                                    say(MESSAGES, "for-row", what=what, row=row, said=plain)))  # fmt: skip
+        return wrongs
     if torch.allclose(out[kept], probs[kept]) or torch.allclose(
         out[kept], (probs * want / (probs * want).sum(-1, keepdim=True))[kept]
     ):
-        raise Wrong.named(MISTAKES, "top-p-probabilities", what=what)
+        return [Wrong.named(MISTAKES, "top-p-probabilities", what=what)]
     inside = torch.where(kept, out - logits, 0.0)  # (..., V): a constant per row is fine
     shift = inside.sum(-1, keepdim=True) / kept.sum(-1, keepdim=True)
     if not torch.allclose(torch.where(kept, inside - shift, 0.0), torch.zeros_like(out), atol=1e-5):
-        raise Wrong.differs(MESSAGES, "top-p-kept-changed", what=what)
+        return [Wrong.differs(MESSAGES, "top-p-kept-changed", what=what)]
+    return []
 
 
 @check("top-p filter", call="fn(logits, p)")
@@ -183,24 +261,28 @@ def check_top_p(fn: Callable[[Tensor, float], Tensor]) -> Verdict:
     """``fn(logits, p) -> filtered``, logits ``(..., V)``: the tokens outside the nucleus (the
     smallest set of most likely tokens whose probability reaches ``p``) get the logit -inf; the
     others keep theirs, in the original order."""
-    rows = []
+    rows, wrongs, probes = [], [], []  # every probe runs before a mistake is named
     for name, (probs, p) in _CASES.items():
         logits = _logits(probs)
         shown = _show(logits.softmax(-1)[0])
-        _judge(fn, logits, p, say(MESSAGES, name, probs=shown, p=f"{p:g}"))
+        wrongs += _judge(fn, logits, p, say(MESSAGES, name, probs=shown, p=f"{p:g}"), probes)
         rows.append(logits)
     batch = torch.cat(rows[:4])  # (4, V): four different distributions at once
     for p in (0.55, 0.85):  # away from every cumulative sum of the four rows
         alone = torch.cat([_call(fn, row, p).isfinite() for row in batch.split(1)])
         together = _call(fn, batch, p).isfinite()
         right = top_p_filter(batch, p).isfinite()
+        found = _judge(fn, batch, p, say(MESSAGES, "batch", p=p), probes)
         if _same_nucleus(alone, right, batch.softmax(-1)) and not torch.equal(alone, together):
-            raise Wrong.named(MISTAKES, "top-p-whole-batch", p=p)
-        _judge(fn, batch, p, say(MESSAGES, "batch", p=p))
+            found = [Wrong(str(Wrong.named(MISTAKES, "top-p-whole-batch", p=p)),
+                           "top-p-whole-batch", found[0].plain or str(found[0]))]  # fmt: skip
+        wrongs += found
     g = torch.Generator().manual_seed(0)
     many = 2.0 * torch.randn(2, 3, _V, generator=g, dtype=torch.float64)  # (2, 3, V)
     for p in (0.3, 0.7, 0.95):
-        _judge(fn, many, p, say(MESSAGES, "random", V=_V, p=p))
+        wrongs += _judge(fn, many, p, say(MESSAGES, "random", V=_V, p=p), probes)
+    if wrongs:
+        raise confirmed(wrongs, lambda mistake: _reproduces(mistake, probes))
     return (
         "the token that crosses p is kept, exactly p ends the nucleus, ties, a dominant "
         "token, p = 1, -inf outside, batches and the original order are right."

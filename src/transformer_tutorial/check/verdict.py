@@ -9,6 +9,7 @@ that a translation can replace the template and nothing else: ``say(TABLE, "id",
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..language import set_language  # noqa: F401 (re-exported: the checker speaks it too)
@@ -49,9 +50,10 @@ class Wrong(Exception):
     """Raised inside a check with the message for the reader (and the id of the mistake it
     names, if it names one)."""
 
-    def __init__(self, message: str, mistake: str | None = None) -> None:
+    def __init__(self, message: str, mistake: str | None = None, plain: str | None = None) -> None:
         super().__init__(message)
         self.mistake = mistake
+        self.plain = plain  # the difference alone, said when the mistake is not confirmed
 
     @classmethod
     def named(cls, table: dict[str, str], key: str, **fields: object) -> Wrong:
@@ -62,6 +64,19 @@ class Wrong(Exception):
     def differs(cls, table: dict[str, str], key: str, **fields: object) -> Wrong:
         """A difference described by the message ``key`` (no mistake named)."""
         return cls(say(table, key, **fields))
+
+
+def confirmed(wrongs: list[Wrong], reproduces: Callable[[str | None], bool]) -> Wrong:
+    """One verdict from every probe that failed. A mistake is named only when what it computes
+    reproduces the reader's results on every probe, the ones they got right as well
+    (``reproduces(mistake)``): the first failure whose mistake does; otherwise the first
+    difference, described (its ``plain`` words) -- a name that one probe contradicts would send
+    the reader looking for a mistake they did not make."""
+    for wrong in wrongs:
+        if wrong.mistake is not None and reproduces(wrong.mistake):
+            return wrong
+    first = wrongs[0]
+    return Wrong(first.plain or str(first)) if first.mistake else first
 
 
 # --- the language of the messages: the package's own choice (transformer_tutorial.language) ------

@@ -7,7 +7,7 @@ import torch
 from torch import Tensor
 
 from transformer_tutorial import check
-from transformer_tutorial.bert import IGNORE_INDEX
+from transformer_tutorial.bert import IGNORE_INDEX, mask_tokens
 
 from . import Correct, Mistake
 
@@ -122,7 +122,18 @@ def _by_bernoulli(tokens, vocab, generator=None, select_prob=0.15, mask_prob=0.8
     return inputs, labels
 
 
+def _labels_first(tokens, vocab, generator=None, select_prob=0.15, mask_prob=0.8, random_prob=0.1):
+    inputs, labels = mask_tokens(tokens, vocab, generator, select_prob, mask_prob, random_prob)
+    return labels, inputs
+
+
 MISTAKES = [
+    Mistake(
+        check.check_mask_tokens,
+        "bert-mask-pair-swapped",
+        _labels_first,
+        "you return (labels, inputs)",
+    ),
     Mistake(
         check.check_mask_tokens,
         "bert-mask-specials-chosen",
