@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from itertools import permutations
 
 import torch
@@ -18,8 +17,57 @@ from ..transformer import (
     residual,
 )
 from .engine import Call, check, describe
-from .tensors import backward, close, expect_tensor, randn, with_weights_of
+from .tensors import close, expect_tensor, gradient_mismatch, jitter, randn, with_weights_of
 from .verdict import POLARITY, Verdict, Wrong, say
+
+MISTAKES = {
+    "block-no-residual": "the residual connection is missing: each sub-layer is {want}, but yours "
+    "computes {no_residual} (the input x is not added back).",
+    "block-no-residual-around": "there is no residual connection around {sublayer}: yours computes "
+    "{no_residual} there; each sub-layer is {want}.",
+    "block-norm-first-ignored": "norm_first is ignored: your block computes {yours} whatever "
+    "norm_first says; norm_first={norm_first} asks for {want}.",
+    "block-norm-first-inverted": "the LayerNorm is in the wrong place: norm_first={norm_first} asks "
+    "for {want}, but yours computes {other}.",
+    "block-normed-residual": "the residual adds the normalised input: yours computes h = "
+    "LayerNorm(x), then h + Sublayer(h); norm_first={norm_first} asks for {want}, with x itself "
+    "on the residual path.",
+    "block-norm-on-sublayer": "the LayerNorm is applied to the sub-layer's output before the "
+    "residual: yours computes x + LayerNorm(Sublayer(x)); norm_first={norm_first} asks for "
+    "{want}.",
+    "block-stale-residual": "each residual adds the block's input x, not the output of the "
+    "sub-layer before: the sub-layers are chained, each adding back what it read.",
+    "block-stale-input": "each sub-layer reads the block's input x, not the output of the "
+    "sub-layer before: the sub-layers are chained, the feed-forward network reads what attention "
+    "made.",
+    "block-reads-block-input": "{sublayer} reads the block's input x, not the output of "
+    "{previous}: the sub-layers are chained, each reading what the one before made.",
+    "block-norm-reused": "{sublayer} is normalised by {norm}, the LayerNorm of {owner}: each "
+    "sub-layer has its own ({norms}), with its own weights.",
+    "block-order": "the sub-layers run in the wrong order: yours runs {yours}; the book's block "
+    "runs {book}.",
+    "block-mask-polarity": "mask polarity: you masked the keys that may be seen -- {polarity}.",
+    "encoder-no-padding-mask": "the padding mask is not used: changing sentence 1 at its padding "
+    "positions 3..4 moves the outputs at its real positions 0..2 (by up to {moved:.2f}). Pass "
+    "src_mask (B, 1, 1, S), True = a real token, to self-attention.",
+    "decoder-sees-future": "the decoder sees the future: changing the target at positions 2..3 "
+    "moves the outputs at positions 0..1 (by up to {moved:.2f}). Pass tgt_mask (causal: True on "
+    "and below the diagonal) to self-attention.",
+    "decoder-ignores-memory": "the output does not depend on memory: cross-attention takes its "
+    "queries from the decoder and its keys and values from memory, the encoder's output "
+    "(B, S, D).",
+    "decoder-cross-reads-target": "cross-attention takes its keys and values from its own input, "
+    "the target, instead of from memory (the encoder's output, (B, S, D)): the decoder never "
+    "reads the source.",
+    "decoder-no-source-mask": "the source padding mask is not used: changing the memory at "
+    "sentence 1's padding positions 3..4 moves its outputs (by up to {moved:.2f}). Pass src_mask "
+    "(B, 1, 1, S) to cross-attention.",
+    "decoder-memory-normalised": "with norm_first=True you normalise the memory too (with {norm}): "
+    "pre-norm normalises the sub-layer's input, the decoder's x; memory comes from the encoder "
+    "and goes into cross-attention as it is.",
+    "decoder-cross-through-self-attn": "cross-attention runs through self_attn's weights: it has "
+    "its own module, cross_attn, with its own projections.",
+}
 
 MESSAGES = {
     "block-gradient-differs": "the values are right but the gradient with respect to {name} "
@@ -27,18 +75,28 @@ MESSAGES = {
     "decoder-shapes-hint": "here the target has T = {T} positions and the source S = {S}: "
     "cross-attention takes its queries from x (B, T, D) and its keys and values from memory "
     "(B, S, D), masked with src_mask (B, 1, 1, S).",
+    "block-differs": "the output differs from the book's block with norm_first={norm_first}, most "
+    "at sentence {b}, position {t} ({shapes}).",
+    "post-norm": "post-norm LayerNorm(x + Sublayer(x)) (the paper)",
+    "pre-norm": "pre-norm x + Sublayer(LayerNorm(x))",
+    "post-norm-no-residual": "LayerNorm(Sublayer(x))",
+    "pre-norm-no-residual": "Sublayer(LayerNorm(x))",
+    "self-attention": "self-attention",
+    "cross-attention": "cross-attention",
+    "feed-forward": "the feed-forward network",
+    "then": ", then ",
 }
 
-# --- encoder and decoder blocks ----------------------------------------------------------------
-
-_NORM = {
-    False: "post-norm LayerNorm(x + Sublayer(x)) (the paper)",
-    True: "pre-norm x + Sublayer(LayerNorm(x))",
-}
-_NO_RESIDUAL = {False: "LayerNorm(Sublayer(x))", True: "Sublayer(LayerNorm(x))"}
-
-# one sub-layer of a block: its name for the reader, the function, its LayerNorm
+# one sub-layer of a block: its name (a key of MESSAGES), the function, its LayerNorm
 _Step = tuple[str, Callable[[Tensor], Tensor], torch.nn.Module]
+
+
+def _norm_words(norm_first: bool) -> str:
+    return say(MESSAGES, "pre-norm" if norm_first else "post-norm")
+
+
+def _no_residual_words(norm_first: bool) -> str:
+    return say(MESSAGES, "pre-norm-no-residual" if norm_first else "post-norm-no-residual")
 
 
 def _layers_of_block(attention_names: tuple[str, ...], norms: int) -> tuple[str, ...]:
@@ -52,28 +110,21 @@ def _layers_of_block(attention_names: tuple[str, ...], norms: int) -> tuple[str,
     )
 
 
-def _jitter(module: torch.nn.Module, seed: int = 5) -> None:
-    """Move every parameter a little: LayerNorms start all ones and zeros, which would hide
-    one LayerNorm used in the place of another."""
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for p in module.parameters():
-            p.add_(0.2 * torch.randn(p.shape, generator=g, dtype=p.dtype))
-
-
 def _padding(length: int, real: tuple[int, ...]) -> Tensor:
     """A padding mask ``(B, 1, 1, length)``, B = len(real): sentence b has ``real[b]`` real
     tokens, then padding."""
     return (torch.arange(length) < torch.tensor(real)[:, None])[:, None, None, :]
 
 
-def _through(x: Tensor, steps: list[_Step], norm_first: bool, how: str = "right") -> Tensor:
+def _through(x: Tensor, steps: list[_Step], norm_first: bool, how: str | list[str] = "right"):
     """Run ``x`` through the sub-layers in order, as the book does (``how="right"``) or as one
-    typical mistake does: ``"no_residual"``, ``"normed_residual"`` (x = LN(x), then x + sub(x)),
-    ``"norm_on_sublayer"`` (x + LN(sub(x))), ``"stale_residual"`` (each residual adds the
-    block's input), ``"stale_input"`` (each sub-layer reads the block's input)."""
+    typical mistake does, for every sub-layer or (a list) each its own way: ``"no_residual"``,
+    ``"normed_residual"`` (x = LN(x), then x + sub(x)), ``"norm_on_sublayer"`` (x + LN(sub(x))),
+    ``"stale_residual"`` (the residual adds the block's input), ``"stale_input"`` (the
+    sub-layer reads the block's input)."""
+    hows = [how] * len(steps) if isinstance(how, str) else how
     block_input = x
-    for _, sublayer, norm in steps:
+    for (_, sublayer, norm), how in zip(steps, hows, strict=True):
         if how == "right":
             x = residual(x, sublayer, norm, torch.nn.Identity(), norm_first)
         elif how == "no_residual":
@@ -89,45 +140,137 @@ def _through(x: Tensor, steps: list[_Step], norm_first: bool, how: str = "right"
     return x
 
 
-def _block_mistakes(steps: list[_Step], x: Tensor, norm_first: bool):
-    """``(diagnosis, output)`` for each way of assembling the right sub-layers wrongly."""
-    want, other = _NORM[norm_first], _NORM[not norm_first]
-    no_residual = _NO_RESIDUAL[norm_first]
-    words = f"the residual connection is missing: each sub-layer is {want}, but yours computes "
-    yield (
-        words + f"{no_residual} (the input x is not added back).",
-        partial(_through, x, steps, norm_first, how="no_residual"),
+@dataclass
+class _Run:
+    """One build of the reader's block beside the book's, with the same weights."""
+
+    norm_first: bool
+    mine: torch.nn.Module
+    reference: torch.nn.Module
+    got: Tensor  # the reader's output
+    args: tuple  # what both were called with
+
+    def right(self, args: tuple | None = None) -> Tensor:
+        with torch.no_grad():
+            return self.reference(*(self.args if args is None else args))
+
+
+# a candidate mistake: its id, its message's fields, what it computes in a run
+_Candidate = tuple[str, dict, Callable[[_Run], Tensor]]
+
+
+def _assembly_mistakes(block: _Block, args: tuple, reference: torch.nn.Module):
+    """Every way of assembling the right sub-layers wrongly, as candidates."""
+    x = args[0]
+
+    def steps(run: _Run, a: tuple = args) -> list[_Step]:
+        return block.steps(run.reference, a)
+
+    yield "block-no-residual", {}, lambda r: _through(x, steps(r), r.norm_first, "no_residual")
+    for nf in (False, True):
+        yield (
+            "block-norm-first-ignored",
+            {"yours": _norm_words(nf)},
+            lambda r, nf=nf: _through(x, steps(r), nf),
+        )
+    yield "block-norm-first-inverted", {}, lambda r: _through(x, steps(r), not r.norm_first)
+    yield (  # pre-norm only: post-norm has no normalised input to put on the residual path
+        "block-normed-residual",
+        {},
+        lambda r: _through(
+            x, steps(r), r.norm_first, "normed_residual" if r.norm_first else "right"
+        ),
     )
-    words = f"the LayerNorm is in the wrong place: norm_first={norm_first} asks for {want}, "
-    yield words + f"but yours computes {other}.", partial(_through, x, steps, not norm_first)
-    yield (
-        "the residual adds the normalised input: yours computes h = LayerNorm(x), then h + "
-        f"Sublayer(h); norm_first={norm_first} asks for {want}, with x itself on the residual "
-        "path.",
-        partial(_through, x, steps, norm_first, how="normed_residual"),
-    )
-    yield (
-        "the LayerNorm is applied to the sub-layer's output before the residual: yours computes "
-        f"x + LayerNorm(Sublayer(x)); norm_first={norm_first} asks for {want}.",
-        partial(_through, x, steps, norm_first, how="norm_on_sublayer"),
-    )
-    yield (
-        "each residual adds the block's input x, not the output of the sub-layer before: the "
-        "sub-layers are chained, each adding back what it read.",
-        partial(_through, x, steps, norm_first, how="stale_residual"),
-    )
-    yield (
-        "each sub-layer reads the block's input x, not the output of the sub-layer before: the "
-        "sub-layers are chained, the feed-forward network reads what attention made.",
-        partial(_through, x, steps, norm_first, how="stale_input"),
-    )
-    book = ", then ".join(name for name, _, _ in steps)
-    for order in list(permutations(range(len(steps))))[1:]:
+    for how in ("norm_on_sublayer", "stale_residual", "stale_input"):
+        key = "block-" + how.replace("_", "-")
+        yield key, {}, lambda r, how=how: _through(x, steps(r), r.norm_first, how)
+    yield from _sublayer_mistakes(steps, [name for name, _, _ in block.steps(reference, args)], x)
+    masks = [i for i, a in enumerate(args) if a.dtype == torch.bool]
+    for flipped in [masks] + [[i] for i in masks] * (len(masks) > 1):
+        changed = tuple(~a if i in flipped else a for i, a in enumerate(args))
+        yield (
+            "block-mask-polarity",
+            {"polarity": POLARITY},
+            lambda r, changed=changed: _through(x, steps(r, changed), r.norm_first),
+        )
+    yield from block.wrong_steps(args)
+
+
+def _sublayer_mistakes(steps: Callable, names: list[str], x: Tensor):
+    """One sub-layer assembled wrongly (its residual, its input, its LayerNorm), or the
+    sub-layers in another order, as candidates."""
+    n = len(names)
+    for i in range(n):
+        one = lambda how, i=i: ["right"] * i + [how] + ["right"] * (n - i - 1)  # noqa: E731
+        fields = {"sublayer": say(MESSAGES, names[i])}
+        yield (
+            "block-no-residual-around",
+            fields,
+            lambda r, one=one: _through(x, steps(r), r.norm_first, one("no_residual")),
+        )
+        if i > 0:
+            yield (
+                "block-reads-block-input",
+                fields | {"previous": say(MESSAGES, names[i - 1])},
+                lambda r, one=one: _through(x, steps(r), r.norm_first, one("stale_input")),
+            )
+        for j in range(n):
+            if j != i:
+                yield (
+                    "block-norm-reused",
+                    fields
+                    | {
+                        "norm": f"norm{j + 1}",
+                        "owner": say(MESSAGES, names[j]),
+                        "norms": ", ".join(f"norm{k + 1}" for k in range(n)),
+                    },
+                    lambda r, i=i, j=j: _through(x, _swap_norm(steps(r), i, j), r.norm_first),
+                )
+    book = say(MESSAGES, "then").join(say(MESSAGES, name) for name in names)
+    for order in list(permutations(range(n)))[1:]:
         for norms_move in (True, False):  # each LayerNorm with its sub-layer, or left in place
-            wrong = [(*steps[i][:2], steps[i if norms_move else j][2]) for j, i in enumerate(order)]
-            yours = ", then ".join(name for name, _, _ in wrong)
-            words = f"the sub-layers run in the wrong order: yours runs {yours}; the book's "
-            yield words + f"block runs {book}.", partial(_through, x, wrong, norm_first)
+
+            def wrong(r, order=order, norms_move=norms_move):
+                s = steps(r)
+                return [(*s[i][:2], s[i if norms_move else j][2]) for j, i in enumerate(order)]
+
+            yours = say(MESSAGES, "then").join(say(MESSAGES, names[i]) for i in order)
+            yield (
+                "block-order",
+                {"yours": yours, "book": book},
+                lambda r, wrong=wrong: _through(x, wrong(r), r.norm_first),
+            )
+
+
+def _one_branch_too(candidates):
+    """Each candidate, and then each as a mistake in one branch of ``if self.norm_first`` only
+    (the other branch right): the reader's two branches are two pieces of code."""
+    found = list(candidates)
+    yield from found
+    for branch in (False, True):
+        for key, fields, compute in found:
+            yield (
+                key,
+                fields,
+                lambda r, c=compute, b=branch: c(r) if r.norm_first == b else r.right(r.args),
+            )
+
+
+def _swap_norm(steps: list[_Step], i: int, j: int) -> list[_Step]:
+    """The sub-layers with sub-layer ``i`` normalised by ``j``'s LayerNorm."""
+    return [(*s[:2], steps[j][2] if k == i else s[2]) for k, s in enumerate(steps)]
+
+
+def _reproduces(compute: Callable[[_Run], Tensor], runs: list[_Run]) -> bool:
+    """Does a candidate give the reader's output in every run (at its finite values: a naive
+    flipped mask leaves NaN where a query sees no key)?"""
+    for run in runs:
+        with torch.no_grad():
+            want = compute(run)
+        finite = torch.isfinite(run.got)
+        if not finite.any() or not close(run.got[finite], want[finite]):
+            return False
+    return True
 
 
 def _moves(block, args: tuple, i: int, where: tuple, watch: tuple) -> float:
@@ -142,34 +285,20 @@ def _moves(block, args: tuple, i: int, where: tuple, watch: tuple) -> float:
 @dataclass
 class _Dependence:
     """A property of a right block: changing argument ``i`` at ``where`` moves the output at
-    ``watch`` (``should_move``) or leaves it exactly as it was; ``words`` tell the reader
-    what it means when the property fails ("{:.2f}" gets the distance moved)."""
+    ``watch`` (``should_move``) or leaves it exactly as it was; ``mistake`` names what it
+    means when the property fails (its message gets the distance moved)."""
 
-    words: str
+    mistake: str
     i: int
     where: tuple
     watch: tuple
     should_move: bool = False
 
-    def broken_by(self, block, args: tuple) -> str | None:
+    def broken_by(self, block, args: tuple) -> Wrong | None:
         moved = _moves(block, args, self.i, self.where, self.watch)
-        return None if (moved > 1e-9) == self.should_move else self.words.format(moved)
-
-
-def _gradient_mismatch(mine, reference, args: tuple, names: tuple) -> str | None:
-    """The first input or parameter whose gradient differs between the two blocks."""
-    grads = []
-    for block in (mine, reference):
-        inputs = [a.clone().requires_grad_() if a.is_floating_point() else a for a in args]
-        block.zero_grad()
-        backward((block(*inputs) * randn(*args[0].shape, seed=3)).sum(), "the output")
-        found = {n: a.grad for n, a in zip(names, inputs, strict=True) if a.is_floating_point()}
-        grads.append(found | {n: p.grad for n, p in block.named_parameters()})
-    for name, want in grads[1].items():
-        got = grads[0].get(name)
-        if want is not None and (got is None or not close(got, want)):
-            return name
-    return None
+        if (moved > 1e-9) == self.should_move:
+            return None
+        return Wrong.named(MISTAKES, self.mistake, moved=moved)
 
 
 @dataclass
@@ -182,70 +311,72 @@ class _Block:
     steps: Callable[[torch.nn.Module, tuple], list[_Step]]  # its sub-layers, given the arguments
     dependences: list[_Dependence]  # what a right block's output depends on, and what not
     hint: str = ""  # said when the reader's code raises (a message of MESSAGES, filled in)
-    # other wrong sub-layers: (diagnosis, the sub-layers with one of them wrong)
-    wrong_steps: Callable[[torch.nn.Module, tuple], list[tuple[str, list[_Step]]]] = (
-        lambda m, args: []
-    )
+    # other wrong sub-layers, as candidates
+    wrong_steps: Callable[[tuple], list[_Candidate]] = lambda args: []
 
 
-def _block_diagnosis(block: _Block, got: Tensor, mine, reference, args, norm_first) -> str:
-    """The likeliest mistake that turns the reference block's output into ``got``."""
-    flipped = tuple(~a if a.dtype == torch.bool else a for a in args)
-    expected = _through(args[0], block.steps(reference, flipped), norm_first)
-    finite = torch.isfinite(got)  # a flipped mask can leave a query no key: NaN in naive code
-    if finite.any() and close(got[finite], expected[finite]):
-        return f"mask polarity: you masked the keys that may be seen -- {POLARITY}."
-    for words, variant in _block_mistakes(block.steps(reference, args), args[0], norm_first):
-        if close(got, variant()):
-            return words
-    for words, steps in block.wrong_steps(reference, args):
-        if close(got, _through(args[0], steps, norm_first)):
-            return words
+def _diagnosis(block: _Block, runs: list[_Run], args: tuple) -> Wrong:
+    """The mistake that turns the book's block into the reader's in *every* run, post-norm and
+    pre-norm alike (candidates that coincide there are one mistake said two ways: the first is
+    named); else what the reader's output depends on that it
+    should not; else where it differs."""
+    failed = next(r for r in runs if not close(r.got, r.right(args)))
+    for key, fields, compute in _one_branch_too(_assembly_mistakes(block, args, failed.reference)):
+        if not _reproduces(compute, runs):
+            continue
+        norm_first = failed.norm_first
+        return Wrong.named(MISTAKES, key, **fields, norm_first=norm_first,
+                           want=_norm_words(norm_first), other=_norm_words(not norm_first),
+                           no_residual=_no_residual_words(norm_first))  # fmt: skip
     for dependence in block.dependences:
-        words = dependence.broken_by(mine, args)
-        if words:
-            return words
-    worst = (got - reference(*args)).abs().amax(-1).nan_to_num(math.inf)  # (B, T)
+        wrong = dependence.broken_by(failed.mine, args)
+        if wrong:
+            return wrong
+    worst = (failed.got - failed.right(args)).abs().amax(-1).nan_to_num(math.inf)  # (B, T)
     b, t = divmod(int(worst.argmax()), worst.shape[1])
     shapes = ", ".join(f"{n} {tuple(a.shape)}" for n, a in zip(block.arg_names, args, strict=True))
-    return (
-        f"the output differs from the book's block with norm_first={norm_first}, most at "
-        f"sentence {b}, position {t} ({shapes})."
-    )
+    return Wrong.differs(MESSAGES, "block-differs", norm_first=failed.norm_first, b=b, t=t,
+                         shapes=shapes)  # fmt: skip
 
 
 BUILD = "cls(d_model, num_heads, d_ff, dropout=0.0, norm_first=False)"
 
 
-def _check_block(cls: type, block: _Block, args: tuple) -> None:
-    """Build the reader's block and the book's with the same weights, post-norm then pre-norm,
-    and compare values and gradients; raise ``Wrong`` with a diagnosis at the first miss."""
+def _build(cls: type, block: _Block, args: tuple, norm_first: bool) -> _Run:
+    """The reader's block and the book's, with the same (jittered) weights, run on ``args``."""
     D, H, F = args[0].shape[-1], 4, 32
-    for norm_first in (False, True):
-        torch.manual_seed(0)
-        mine = cls(D, H, F, dropout=0.0, norm_first=norm_first)
-        reference = block.reference(D, H, F, dropout=0.0, norm_first=norm_first).double().eval()
-        with_weights_of(mine, reference.float(), block.layers)  # the layers are there
-        mine, reference = mine.double().eval(), reference.double()
-        _jitter(mine)
-        with_weights_of(mine, reference, block.layers)
-        with torch.no_grad():
-            try:
-                result = mine(*args)
-            except Exception as err:  # a shape mistake often shows as an error: say more
-                message = describe(err, Call("", "layer(...)", BUILD), cls)
-                if "bug in the checker" in message:
-                    raise
-                if block.hint:
-                    message += " -- " + block.hint
-                raise Wrong(message) from err
-            got = expect_tensor(result, "the output", args[0].shape)
-            if not close(got, reference(*args)):
-                raise Wrong(_block_diagnosis(block, got, mine, reference, args, norm_first))
-        name = _gradient_mismatch(mine, reference, args, block.arg_names)
+    torch.manual_seed(0)
+    mine = cls(D, H, F, dropout=0.0, norm_first=norm_first)
+    reference = block.reference(D, H, F, dropout=0.0, norm_first=norm_first).double().eval()
+    with_weights_of(mine, reference.float(), block.layers)  # the layers are there
+    mine, reference = mine.double().eval(), reference.double()
+    jitter(mine)
+    with_weights_of(mine, reference, block.layers)
+    with torch.no_grad():
+        try:
+            result = mine(*args)
+        except Exception as err:  # a shape mistake often shows as an error: say more
+            message = describe(err, Call("", "layer(...)", BUILD), cls)
+            if "bug in the checker" in message:
+                raise
+            if block.hint:
+                message += " -- " + block.hint
+            raise Wrong(message) from err
+    got = expect_tensor(result, "the output", args[0].shape)
+    return _Run(norm_first, mine, reference, got, args)
+
+
+def _check_block(cls: type, block: _Block, args: tuple) -> None:
+    """Build the reader's block and the book's, post-norm and pre-norm, and compare values,
+    then gradients; raise ``Wrong`` with a diagnosis that both builds confirm."""
+    runs = [_build(cls, block, args, norm_first) for norm_first in (False, True)]
+    if any(not close(run.got, run.right(args)) for run in runs):
+        raise _diagnosis(block, runs, args)
+    for run in runs:
+        name = gradient_mismatch(run.mine, run.reference, args, block.arg_names)
         if name is not None:
             raise Wrong.differs(MESSAGES, "block-gradient-differs", name=name,
-                                norm_first=norm_first)  # fmt: skip
+                                norm_first=run.norm_first)  # fmt: skip
 
 
 def _attend(mha: torch.nn.Module, key: Tensor | None, mask: Tensor | None):
@@ -257,16 +388,17 @@ def _encoder_steps(m: torch.nn.Module, args: tuple) -> list[_Step]:
     _, src_mask = args
     return [
         ("self-attention", _attend(m.self_attn, None, src_mask), m.norm1),
-        ("the feed-forward network", m.feed_forward, m.norm2),
+        ("feed-forward", m.feed_forward, m.norm2),
     ]
 
 
-def _decoder_steps(m: torch.nn.Module, args: tuple) -> list[_Step]:
+def _decoder_steps(m: torch.nn.Module, args: tuple, cross=None) -> list[_Step]:
+    """The decoder's sub-layers; ``cross`` replaces cross-attention's function."""
     _, memory, tgt_mask, src_mask = args
     return [
         ("self-attention", _attend(m.self_attn, None, tgt_mask), m.norm1),
-        ("cross-attention", _attend(m.cross_attn, memory, src_mask), m.norm2),
-        ("the feed-forward network", m.feed_forward, m.norm3),
+        ("cross-attention", cross or _attend(m.cross_attn, memory, src_mask), m.norm2),
+        ("feed-forward", m.feed_forward, m.norm3),
     ]
 
 
@@ -285,14 +417,8 @@ def check_encoder_layer(cls: type) -> Verdict:
         steps=_encoder_steps,
         dependences=[
             _Dependence(
-                "the padding mask is not used: changing sentence 1 at its padding "
-                "positions 3..4 moves the outputs at its real positions 0..2 (by up to "
-                "{:.2f}). Pass src_mask (B, 1, 1, S), True = a real token, to "
-                "self-attention.",
-                i=0,
-                where=(1, slice(3, None)),
-                watch=(1, slice(0, 3)),
-            ),
+                "encoder-no-padding-mask", i=0, where=(1, slice(3, None)), watch=(1, slice(0, 3))
+            ),  # fmt: skip
         ],
     )
     _check_block(cls, block, (randn(B, S, D), _padding(S, real)))
@@ -302,33 +428,35 @@ def check_encoder_layer(cls: type) -> Verdict:
     )
 
 
-_DECODER_DEPENDENCES = [  # what the decoder's output must (not) depend on
-    _Dependence(
-        "the decoder sees the future: changing the target at positions 2..3 moves "
-        "the outputs at positions 0..1 (by up to {:.2f}). Pass tgt_mask (causal: "
-        "True on and below the diagonal) to self-attention.",
-        i=0,
-        where=(0, slice(2, None)),
-        watch=(0, slice(0, 2)),
-    ),
-    _Dependence(
-        "the output does not depend on memory: cross-attention takes its queries "
-        "from the decoder and its keys and values from memory, the encoder's "
-        "output (B, S, D).",
-        i=1,
-        where=(0,),
-        watch=(0,),
-        should_move=True,
-    ),
-    _Dependence(
-        "the source padding mask is not used: changing the memory at sentence 1's "
-        "padding positions 3..4 moves its outputs (by up to {:.2f}). Pass src_mask "
-        "(B, 1, 1, S) to cross-attention.",
-        i=1,
-        where=(1, slice(3, None)),
-        watch=(1,),
-    ),
+_DECODER_DEPENDENCES = [  # what the decoder's output must (not) depend on, the likeliest first
+    _Dependence("decoder-ignores-memory", i=1, where=(0,), watch=(0,), should_move=True),
+    _Dependence("decoder-no-source-mask", i=1, where=(1, slice(3, None)), watch=(1,)),
+    _Dependence("decoder-sees-future", i=0, where=(0, slice(2, None)), watch=(0, slice(0, 2))),
 ]
+
+
+def _decoder_wrong_steps(args: tuple) -> list[_Candidate]:
+    """Cross-attention built from the wrong parts, as candidates."""
+    x, memory, tgt_mask, src_mask = args
+
+    def through(cross: Callable[[torch.nn.Module], Callable], pre_norm_only: bool = False):
+        def compute(r: _Run) -> Tensor:
+            if pre_norm_only and not r.norm_first:
+                return r.right(args)
+            return _through(x, _decoder_steps(r.reference, args, cross(r.reference)), r.norm_first)
+
+        return compute
+
+    found: list[_Candidate] = [
+        ("decoder-cross-through-self-attn", {},
+         through(lambda m: _attend(m.self_attn, memory, src_mask))),
+        ("decoder-memory-normalised", {"norm": "norm2"},
+         through(lambda m: _attend(m.cross_attn, m.norm2(memory), src_mask), pre_norm_only=True)),
+    ]  # fmt: skip
+    for mask in (None, tgt_mask):
+        found.append(("decoder-cross-reads-target", {},
+                      through(lambda m, mask=mask: _attend(m.cross_attn, None, mask))))  # fmt: skip
+    return found
 
 
 @check("decoder layer", build=BUILD, call="layer(x, memory, tgt_mask, src_mask)")
@@ -346,17 +474,7 @@ def check_decoder_layer(cls: type) -> Verdict:
         layers=_layers_of_block(("self_attn", "cross_attn"), norms=3),
         steps=_decoder_steps,
         dependences=_DECODER_DEPENDENCES,
-        wrong_steps=lambda m, args: [
-            (
-                "cross-attention runs through self_attn's weights: it has its own module, "
-                "cross_attn, with its own projections.",
-                [
-                    _decoder_steps(m, args)[0],
-                    ("cross-attention", _attend(m.self_attn, args[1], args[3]), m.norm2),
-                    _decoder_steps(m, args)[2],
-                ],
-            ),
-        ],
+        wrong_steps=_decoder_wrong_steps,
         hint=say(MESSAGES, "decoder-shapes-hint", T=T, S=S),
     )
     args = (randn(B, T, D), randn(B, S, D, seed=1), tgt_mask, _padding(S, (5, 3)))

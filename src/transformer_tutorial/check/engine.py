@@ -64,6 +64,11 @@ MESSAGES = {
     "place-file": "at `{file}:{line}`{shown}",
     "hint-dtype": "the check calls your code with float64 tensors: make each new tensor with "
     "the input's dtype (torch.zeros_like(x), or dtype=x.dtype), or cast your result at the end.",
+    "hint-tuple": "the book's attention modules and functions return a pair (output, weights): "
+    "take the output, e.g. `out, _ = self.self_attn(...)` or `self.self_attn(...)[0]`.",
+    "arguments-reordered": "the check calls your code as `{call}`, but `{name}` takes {signature}: "
+    "the same arguments in another order, so each would get the value meant for another. Put "
+    "them in the order of the call.",
     "hint-view": "after a transpose the tensor is not contiguous, so view cannot merge its axes: "
     "use .reshape(...) (or .contiguous().view(...)).",
 }
@@ -71,6 +76,7 @@ MESSAGES = {
 _HINTS = {
     r"did not match|expected scalar type|same dtype|dtype of|Found dtype": "hint-dtype",
     r"view size is not compatible with input tensor's size and stride": "hint-view",
+    r"must be Tensor, not tuple|unsupported operand type\(s\) for .*'tuple'": "hint-tuple",
 }
 
 # Python's words when a call does not fit the function, or a result not the shape it is used in
@@ -151,6 +157,19 @@ def shown_signature(fn: Callable, skip_self: bool = False) -> str:
     return str(signature.replace(parameters=params, return_annotation=inspect.Signature.empty))
 
 
+def reordered(fn: Callable, call: str, skip_self: bool = False) -> bool:
+    """Does ``fn`` name the call's positional arguments, but in another order?"""
+    try:
+        params = list(inspect.signature(fn).parameters)[skip_self:]
+    except (TypeError, ValueError):
+        return False
+    inside = call[call.index("(") + 1 : call.rindex(")")] if "(" in call else ""
+    names = [p.strip() for p in inside.split(",") if p.strip() and "=" not in p]
+    if len(names) < 2 or not all(n.isidentifier() for n in names):
+        return False
+    return sorted(params[: len(names)]) == sorted(names) and params[: len(names)] != names
+
+
 def cannot_call(fn: Callable, call: str, skip_self: bool = False) -> str | None:
     """Why ``fn`` cannot be called as ``call`` (None if it can, or if Python cannot tell)."""
     try:
@@ -190,6 +209,9 @@ def expect_function(fn: object, call: str) -> None:
     if why:
         raise Wrong(say(MESSAGES, "function-signature", call=call, name=name_of(fn),
                         signature=shown_signature(fn), why=why))  # fmt: skip
+    if reordered(fn, call):
+        raise Wrong(say(MESSAGES, "arguments-reordered", call=call, name=name_of(fn),
+                        signature=shown_signature(fn)))  # fmt: skip
 
 
 def expect_class(cls: object, spec: Call) -> None:
@@ -220,6 +242,9 @@ def expect_forward(cls: type, call: str) -> None:
     why = cannot_call(cls.forward, call, skip_self=True)
     if why:
         raise Wrong(say(MESSAGES, "forward-signature", call=call, why=why,
+                        signature=shown_signature(cls.forward, skip_self=True)))  # fmt: skip
+    if reordered(cls.forward, call, skip_self=True):
+        raise Wrong(say(MESSAGES, "arguments-reordered", call=call, name=f"{cls.__name__}.forward",
                         signature=shown_signature(cls.forward, skip_self=True)))  # fmt: skip
 
 

@@ -209,8 +209,12 @@ def _reproduces(mistake: str | None, probes: list[tuple[Tensor, float, Tensor]])
     sorted_out = mistake == "top-p-sorted-output"  # the kept logits moved to the front
     return any(
         all(
-            _same_nucleus(kept, rule(x, p) & (x.isfinite() | sorted_out), x.softmax(-1),
-                          x.numel() if flat else _V)  # fmt: skip
+            _same_nucleus(
+                kept,
+                rule(x, p) & (x.isfinite() | sorted_out),
+                x.softmax(-1),
+                x.numel() if flat else _V,
+            )  # fmt: skip
             for x, p, kept in probes
         )
         for rule in _CANDIDATES[mistake]

@@ -89,3 +89,29 @@ def with_weights_of(mine: torch.nn.Module, reference: torch.nn.Module, names: tu
         if sizes[0] != sizes[1]:
             raise Wrong.differs(MESSAGES, "layer-size", name=name, got=sizes[0], want=sizes[1])
     reference.load_state_dict(mine.state_dict(), strict=False)
+
+
+def jitter(module: torch.nn.Module, seed: int = 5) -> None:
+    """Move every parameter a little: LayerNorms start all ones and zeros, which would hide
+    one LayerNorm used in the place of another."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in module.parameters():
+            p.add_(0.2 * torch.randn(p.shape, generator=g, dtype=p.dtype))
+
+
+def gradient_mismatch(mine, reference, args: tuple, names: tuple) -> str | None:
+    """The first input or parameter whose gradient differs between two modules run on ``args``
+    (``names`` name the inputs), or None."""
+    grads = []
+    for block in (mine, reference):
+        inputs = [a.clone().requires_grad_() if a.is_floating_point() else a for a in args]
+        block.zero_grad()
+        backward((block(*inputs) * randn(*args[0].shape, seed=3)).sum(), "the output")
+        found = {n: a.grad for n, a in zip(names, inputs, strict=True) if a.is_floating_point()}
+        grads.append(found | {n: p.grad for n, p in block.named_parameters()})
+    for name, want in grads[1].items():
+        got = grads[0].get(name)
+        if want is not None and (got is None or not close(got, want)):
+            return name
+    return None

@@ -186,20 +186,67 @@ def decoder_queries_from_memory(m, mem, tgt, src):
     ]
 
 
+def encoder_no_residual(m, x, mask):
+    """No residual around either sub-layer: LayerNorm(Sublayer(x)), or Sublayer(LayerNorm(x))."""
+    for sublayer, norm in encoder_sublayers(m, mask):
+        x = sublayer(norm(x)) if m.norm_first else norm(sublayer(x))
+    return x
+
+
+def encoder_no_residual_around_attention(m, x, mask):
+    (attention, norm1), rest = encoder_sublayers(m, mask)
+    x = attention(norm1(x)) if m.norm_first else norm1(attention(x))
+    return run_block(x, [rest], m.norm_first)
+
+
+def encoder_one_norm_twice(m, x, mask):
+    (attention, _), (ffn, _) = encoder_sublayers(m, mask)
+    return run_block(x, [(attention, m.norm1), (ffn, m.norm1)], m.norm_first)
+
+
+class DecoderCrossReadsBlockInput(DecoderLayer):
+    """Cross-attention reads the block's input x, not self-attention's output."""
+
+    def forward(self, x, memory, tgt_mask=None, src_mask=None, cache=None, weights=None):
+        block_input = x
+        x = residual(
+            x, attend(self.self_attn, tgt_mask), self.norm1, nn.Identity(), self.norm_first
+        )
+        cross = attend(self.cross_attn, src_mask, memory)
+        if self.norm_first:
+            x = x + cross(self.norm2(block_input))
+        else:
+            x = self.norm2(x + cross(block_input))
+        return residual(x, self.feed_forward, self.norm3, nn.Identity(), self.norm_first)
+
+
+def decoder_memory_only_shifts(m, mem, tgt, src):
+    """Cross-attention's keys and values are the decoder's own positions' average: the memory
+    is never read."""
+    return [
+        (attend(m.self_attn, tgt), m.norm1),
+        (lambda h: m.cross_attn(h, h.mean(1, keepdim=True), h.mean(1, keepdim=True))[0], m.norm2),
+        (m.feed_forward, m.norm3),
+    ]
+
+
+def decoder_memory_normalised(m, mem, tgt, src):
+    memory = m.norm2(mem) if m.norm_first else mem
+    return decoder_sublayers(m, memory, tgt, src)
+
+
 ENC, DEC = check.check_encoder_layer, check.check_decoder_layer
 
 MISTAKES = [
     Mistake(
         ENC,
-        "encoder-no-residual",
-        encoder_with(
-            lambda m, x, mask: m.norm2(m.feed_forward(m.norm1(m.self_attn(x, x, x, mask)[0])))
-        ),
+        "block-no-residual",
+        encoder_with(encoder_no_residual),
         "residual connection is missing",
     ),  # fmt: skip
     Mistake(
         ENC,
-        "encoder-always-pre-norm",
+        "block-norm-first-ignored",
         encoder_with(lambda m, x, mask: run_block(x, encoder_sublayers(m, mask), True)),
         "norm_first=False asks for post-norm",
     ),  # fmt: skip
@@ -208,22 +255,23 @@ MISTAKES = [
         "encoder-always-post-norm",
         encoder_with(lambda m, x, mask: run_block(x, encoder_sublayers(m, mask), False)),
         "norm_first=True asks for pre-norm",
+        mistake="block-norm-first-ignored",
     ),  # fmt: skip
     Mistake(
         ENC,
-        "encoder-mask-ignored",
+        "encoder-no-padding-mask",
         encoder_with(lambda m, x, mask: EncoderLayer.forward(m, x, None)),
         "padding mask is not used",
     ),  # fmt: skip
     Mistake(
         ENC,
-        "encoder-mask-flipped",
+        "block-mask-polarity",
         encoder_with(lambda m, x, mask: EncoderLayer.forward(m, x, ~mask)),
         "mask polarity",
     ),
     Mistake(
         ENC,
-        "encoder-ffn-first",
+        "block-order",
         encoder_with(
             lambda m, x, mask: run_block(x, encoder_sublayers(m, mask)[::-1], m.norm_first)
         ),
@@ -231,25 +279,25 @@ MISTAKES = [
     ),  # fmt: skip
     Mistake(
         ENC,
-        "encoder-normed-residual",
+        "block-normed-residual",
         encoder_with(encoder_normed_residual),
         "the residual adds the normalised input",
     ),  # fmt: skip
     Mistake(
         ENC,
-        "encoder-norm-on-sublayer",
+        "block-norm-on-sublayer",
         encoder_with(encoder_norm_on_sublayer),
         "x + LayerNorm(Sublayer(x))",
     ),  # fmt: skip
     Mistake(
         ENC,
-        "encoder-stale-residual",
+        "block-stale-residual",
         encoder_with(encoder_stale_residual),
         "each residual adds the block's input",
     ),  # fmt: skip
     Mistake(
         ENC,
-        "encoder-stale-input",
+        "block-stale-input",
         encoder_with(encoder_stale_input),
         "each sub-layer reads the block's input",
     ),  # fmt: skip
@@ -268,13 +316,13 @@ MISTAKES = [
     ),  # fmt: skip
     Mistake(
         DEC,
-        "decoder-no-causal",
+        "decoder-sees-future",
         decoder_with(lambda m, mem, tgt, src: decoder_sublayers(m, mem, None, src)),
         "sees the future",
     ),  # fmt: skip
     Mistake(
         DEC,
-        "decoder-cross-on-self",
+        "decoder-cross-reads-target",
         decoder_with(
             lambda m, mem, tgt, src: [
                 (attend(m.self_attn, tgt), m.norm1),
@@ -282,7 +330,7 @@ MISTAKES = [
                 (m.feed_forward, m.norm3),
             ]
         ),
-        "does not depend on memory",
+        "keys and values from its own input",
     ),  # fmt: skip
     Mistake(
         DEC,
@@ -298,7 +346,7 @@ MISTAKES = [
     ),  # fmt: skip
     Mistake(
         DEC,
-        "decoder-src-padding",
+        "decoder-no-source-mask",
         decoder_with(lambda m, mem, tgt, src: decoder_sublayers(m, mem, tgt, None)),
         "source padding mask",
     ),  # fmt: skip
@@ -309,14 +357,58 @@ MISTAKES = [
             lambda m, mem, tgt, src: [decoder_sublayers(m, mem, tgt, src)[i] for i in (1, 0, 2)]
         ),
         "yours runs cross-attention, then self-attention",
+        mistake="block-order",
     ),  # fmt: skip
     Mistake(
         DEC,
         "decoder-flip",
         decoder_with(lambda m, mem, tgt, src: decoder_sublayers(m, mem, ~tgt, ~src)),
         "you masked the keys that may be seen",
+        mistake="block-mask-polarity",
     ),  # fmt: skip
-    Mistake(DEC, "decoder-flip-with-nan", decoder_with(decoder_flipped_naively), "mask polarity"),
+    Mistake(
+        DEC,
+        "decoder-flip-with-nan",
+        decoder_with(decoder_flipped_naively),
+        "mask polarity",
+        mistake="block-mask-polarity",
+    ),
+    Mistake(
+        ENC,
+        "block-no-residual-around",
+        encoder_with(encoder_no_residual_around_attention),
+        "there is no residual connection around self-attention",
+    ),
+    Mistake(
+        ENC,
+        "block-norm-first-inverted",
+        encoder_with(lambda m, x, mask: run_block(x, encoder_sublayers(m, mask), not m.norm_first)),
+        "norm_first=False asks for post-norm",
+    ),
+    Mistake(
+        DEC,
+        "block-reads-block-input",
+        DecoderCrossReadsBlockInput,
+        "cross-attention reads the block's input x, not the output of self-attention",
+    ),
+    Mistake(
+        ENC,
+        "block-norm-reused",
+        encoder_with(encoder_one_norm_twice),
+        "the feed-forward network is normalised by norm1",
+    ),
+    Mistake(
+        DEC,
+        "decoder-ignores-memory",
+        decoder_with(decoder_memory_only_shifts),
+        "the output does not depend on memory",
+    ),
+    Mistake(
+        DEC,
+        "decoder-memory-normalised",
+        decoder_with(decoder_memory_normalised),
+        "you normalise the memory too",
+    ),
     Mistake(
         DEC,
         "decoder-cross-through-self-attn",
