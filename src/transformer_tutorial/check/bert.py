@@ -10,7 +10,7 @@ from torch import Tensor
 
 from ..bert import IGNORE_INDEX, BertVocab
 from .engine import check
-from .verdict import Verdict, Wrong
+from .verdict import Verdict, Wrong, say
 
 # A vocabulary of 40 ids: 0-3 the book's specials (<pad> <unk> <bos> <eos>), 4-36 ordinary
 # subwords, 37-39 [CLS] [SEP] [MASK].
@@ -61,6 +61,10 @@ MISTAKES = {
 }
 
 MESSAGES = {
+    "bert-mask-passed": "15 % of the real tokens chosen, 80 / 10 / 10 of them [MASK] / random / "
+    "unchanged (within {sigmas:.0f} standard deviations on {n:,} tokens), specials never chosen, "
+    "labels the original token or IGNORE_INDEX, random tokens ordinary ones, and the same "
+    "generator seed gives the same batch.",
     "bert-mask-not-a-pair": "return two tensors, `(inputs, labels)`, each of the shape of "
     "`tokens`.",
     "bert-mask-not-a-tensor": "`{name}` should be a tensor, got {kind}.",
@@ -254,9 +258,4 @@ def check_mask_tokens(fn: Callable) -> Verdict:
     # The arguments, on a quarter of the rows (still about 3,300 real tokens).
     _expect_arguments_used(fn, tokens[:500], real[:500])
     _expect_ordinary_replacements(fn, tokens[:500], real[:500])
-    return (
-        f"15 % of the real tokens chosen, 80 / 10 / 10 of them [MASK] / random / unchanged "
-        f"(within {_SIGMAS:.0f} standard deviations on {n_total:,} tokens), specials never "
-        "chosen, labels the original token or IGNORE_INDEX, random tokens ordinary ones, "
-        "and the same generator seed gives the same batch."
-    )
+    return say(MESSAGES, "bert-mask-passed", sigmas=_SIGMAS, n=n_total)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import torch
 
-from .verdict import Verdict, Wrong, say
+from .verdict import Verdict, Wrong, say, translate
 
 MESSAGES = {
     "expects-function-got-class": "the check expects a function, called as `{call}`; you passed "
@@ -268,15 +268,16 @@ def expect_method(cls: type, method: str) -> None:
 def judge(spec: Call, probes: Callable[[], str], code: object = None) -> Verdict:
     """Run ``probes`` and print the verdict: what they return when all is right, the reader's
     mistake, slip or error otherwise."""
+    block = translate(spec.block)
     try:
-        verdict = Verdict(True, spec.block, probes())
+        verdict = Verdict(True, block, translate(probes()))  # what was right: a template too
     except Wrong as wrong:
-        verdict = Verdict(False, spec.block, str(wrong), wrong.mistake)
+        verdict = Verdict(False, block, str(wrong), wrong.mistake)
     except NotImplementedError as err:  # the skeleton of a "Your turn" cell, not yet filled in
         key = "no-forward" if 'missing the required "forward"' in str(err) else "not-written"
-        verdict = Verdict(False, spec.block, say(MESSAGES, key))
+        verdict = Verdict(False, block, say(MESSAGES, key))
     except Exception as err:  # someone's code raised: say whose and where
-        verdict = Verdict(False, spec.block, describe(err, spec, code))
+        verdict = Verdict(False, block, describe(err, spec, code))
     print(verdict)
     return verdict
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
+import inspect
 from types import ModuleType
 
 FAMILIES = (
@@ -24,7 +26,7 @@ FAMILIES = (
     "long_sequences",
 )
 
-SHARED = ("engine", "tensors", "diagnoses")  # what families share: their messages too
+SHARED = ("engine", "tensors", "diagnoses", "verdict")  # what families share: their messages too
 
 
 def modules(names: tuple[str, ...] = FAMILIES) -> list[ModuleType]:
@@ -49,14 +51,45 @@ def declared_mistakes() -> dict[str, str]:
     return declared
 
 
+def said_by_checks(module: ModuleType) -> dict[str, str]:
+    """What each check of ``module`` says besides its tables: the block's name (``@check``'s
+    first argument) and the sentence it returns when all is right, keyed ``check:block`` and
+    ``check:passed``; read from the source, so that the catalog holds them too."""
+    found = {}
+    for node in ast.walk(ast.parse(inspect.getsource(module))):
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        for decorator in node.decorator_list:
+            if isinstance(decorator, ast.Call) and getattr(decorator.func, "id", None) == "check":
+                found[f"{node.name}:block"] = decorator.args[0].value
+                for i, sentence in enumerate(_returned_sentences(node)):
+                    found[f"{node.name}:passed{i or ''}"] = sentence
+    return found
+
+
+def _returned_sentences(function: ast.FunctionDef) -> list[str]:
+    """The strings ``function`` itself returns (not those of the functions defined inside it)."""
+    found, todo = [], list(function.body)
+    while todo:
+        node = todo.pop(0)
+        if isinstance(node, ast.FunctionDef | ast.Lambda | ast.ClassDef):
+            continue
+        if isinstance(node, ast.Return) and isinstance(node.value, ast.Constant):
+            found.append(node.value.value)
+        todo += list(ast.iter_child_nodes(node))
+    return found
+
+
 def all_messages() -> dict[str, str]:
-    """Every template a check can say, mistakes and descriptions, keyed ``module:id``."""
-    return {
-        f"{module.__name__.rsplit('.', 1)[-1]}:{key}": template
-        for module in modules(FAMILIES + SHARED)
-        for table in ("MISTAKES", "MESSAGES")
-        for key, template in getattr(module, table, {}).items()
-    }
+    """Every template a check can say, mistakes and descriptions, keyed ``module:id``; a
+    check's block name and its sentence for a right answer too (:func:`said_by_checks`)."""
+    found = {}
+    for module in modules(FAMILIES + SHARED):
+        name = module.__name__.rsplit(".", 1)[-1]
+        tables = [getattr(module, t, {}) for t in ("MISTAKES", "MESSAGES")]
+        for table in [*tables, said_by_checks(module)]:
+            found |= {f"{name}:{key}": template for key, template in table.items()}
+    return found
 
 
 def update_catalog(po_path=None) -> None:

@@ -17,6 +17,8 @@ from ..language import translate as translate_in
 
 POLARITY = "in this book a mask is True where a query *may attend*"
 
+MESSAGES = {"verdict": "{mark} {block}: {message}"}  # one line of a verdict, as printed
+
 
 def wrap_verdict(text: str, width: int = 100) -> str:
     """Fold each line longer than ``width`` at spaces, so a verdict fits the book's text column."""
@@ -40,7 +42,10 @@ class Verdict:
     mistake: str | None = None
 
     def __str__(self) -> str:
-        return wrap_verdict(f"{'✓' if self.ok else '✗'} {self.block}: {self.message}")
+        mark = "✓" if self.ok else "✗"
+        return wrap_verdict(
+            say(MESSAGES, "verdict", mark=mark, block=self.block, message=self.message)
+        )
 
     def __bool__(self) -> bool:
         return self.ok

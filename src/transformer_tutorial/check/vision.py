@@ -12,7 +12,7 @@ from torch import Tensor, nn
 from ..vision import hungarian_match, matching_cost
 from .engine import check
 from .tensors import close, expect_tensor, randn
-from .verdict import Verdict, Wrong
+from .verdict import Verdict, Wrong, say
 
 # --- the patch embedding ---------------------------------------------------------------------------
 
@@ -190,6 +190,11 @@ def _optimum(cost: Tensor, maximize: bool = False) -> set[tuple[int, int]]:
     return set(zip(rows.tolist(), cols.tolist(), strict=True))
 
 
+MESSAGES = {
+    "hungarian-passed": "the least-cost one-to-one assignment on {tried} random images (as "
+    "linear_sum_assignment), and it follows the predictions when they are permuted.",
+}
+
 _MATCHING_MISTAKES = {  # each named only when it alone gives the answers on every image
     "max": "you choose the assignment of the largest total cost; the matching minimises it "
     "(linear_sum_assignment(cost), maximize=False).",
@@ -321,7 +326,4 @@ def check_hungarian_matching(fn: Callable) -> Verdict:
             _MATCHING_MISTAKES[named[0]].format(*costs) if len(named) == 1 else first_failure
         )
     _expect_follows_predictions(fn)
-    return (
-        f"the least-cost one-to-one assignment on {tried} random images (as "
-        f"linear_sum_assignment), and it follows the predictions when they are permuted."
-    )
+    return say(MESSAGES, "hungarian-passed", tried=tried)
