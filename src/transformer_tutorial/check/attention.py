@@ -307,8 +307,16 @@ def _multihead_variant(m, H, q, k, v, mask, scale=None, split="right", merge="ri
 
 def _multihead_diagnosis(mine, reference, H, D, out, q, k, v, m) -> Wrong:
     """Name the mistake that turns the book's multi-head attention into ``out``."""
-    if torch.isnan(out).any():
-        return Wrong.differs(MESSAGES, "multihead-nan-output")
+    nan = torch.isnan(out).any(-1)  # (B, Tq): the queries whose output is NaN
+    if nan.any():  # the NaN rows said only when they are the queries that see no key
+        seen = ~nan.unsqueeze(-1).expand_as(out)
+        if m is not None and close(out[seen], reference(q, k, v, mask=~m)[0][seen]):
+            return Wrong.named(MISTAKES, "multihead-mask-flipped")
+        blind = m is not None and torch.equal(nan, ~m.expand(-1, 1, q.shape[1], -1).any(-1)[:, 0])
+        if blind and close(out[seen], reference(q, k, v, mask=m)[0][seen]):
+            return Wrong.differs(MESSAGES, "multihead-nan-output")
+        return Wrong.differs(MESSAGES, "multihead-out-differs", D=D, H=H, q=tuple(q.shape),
+                             k=tuple(k.shape))  # fmt: skip
     candidates = []  # (the verdict, the variant that gives it)
     for split, merge in product(_SPLIT, _MERGE):
         if (split, merge) != ("right", "right"):

@@ -16,6 +16,7 @@ from ..transformer import (
     EncoderLayer,
     residual,
 )
+from .diagnoses import expect_same_twice
 from .engine import Call, check, describe
 from .tensors import close, expect_tensor, gradient_mismatch, jitter, randn, with_weights_of
 from .verdict import POLARITY, Verdict, Wrong, say
@@ -47,9 +48,9 @@ MISTAKES = {
     "block-order": "the sub-layers run in the wrong order: yours runs {yours}; the book's block "
     "runs {book}.",
     "block-mask-polarity": "mask polarity: you masked the keys that may be seen -- {polarity}.",
-    "encoder-no-padding-mask": "the padding mask is not used: changing sentence 1 at its padding "
+    "encoder-no-padding-mask": "the padding is not hidden: changing sentence 1 at its padding "
     "positions 3..4 moves the outputs at its real positions 0..2 (by up to {moved:.2f}). Pass "
-    "src_mask (B, 1, 1, S), True = a real token, to self-attention.",
+    "src_mask (B, 1, 1, S), True = a real token, to self-attention as the mask over its keys.",
     "decoder-sees-future": "the decoder sees the future: changing the target at positions 2..3 "
     "moves the outputs at positions 0..1 (by up to {moved:.2f}). Pass tgt_mask (causal: True on "
     "and below the diagonal) to self-attention.",
@@ -59,9 +60,9 @@ MISTAKES = {
     "decoder-cross-reads-target": "cross-attention takes its keys and values from its own input, "
     "the target, instead of from memory (the encoder's output, (B, S, D)): the decoder never "
     "reads the source.",
-    "decoder-no-source-mask": "the source padding mask is not used: changing the memory at "
+    "decoder-no-source-mask": "the source padding is not hidden: changing the memory at "
     "sentence 1's padding positions 3..4 moves its outputs (by up to {moved:.2f}). Pass src_mask "
-    "(B, 1, 1, S) to cross-attention.",
+    "(B, 1, 1, S) to cross-attention as the mask over its keys.",
     "decoder-memory-normalised": "with norm_first=True you normalise the memory too (with {norm}): "
     "pre-norm normalises the sub-layer's input, the decoder's x; memory comes from the encoder "
     "and goes into cross-attention as it is.",
@@ -85,6 +86,7 @@ MESSAGES = {
     "cross-attention": "cross-attention",
     "feed-forward": "the feed-forward network",
     "then": ", then ",
+    "your-block": "your block's output",
 }
 
 # one sub-layer of a block: its name (a key of MESSAGES), the function, its LayerNorm
@@ -354,7 +356,9 @@ def _build(cls: type, block: _Block, args: tuple, norm_first: bool) -> _Run:
     with_weights_of(mine, reference, block.layers)
     with torch.no_grad():
         try:
-            result = mine(*args)
+            result = expect_same_twice(lambda: mine(*args), say(MESSAGES, "your-block"))
+        except Wrong:
+            raise
         except Exception as err:  # a shape mistake often shows as an error: say more
             message = describe(err, Call("", "layer(...)", BUILD), cls)
             if "bug in the checker" in message:

@@ -13,6 +13,7 @@ it has to the right value (a negative loss, a ratio equal to tokens / sentences)
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 from torch import Tensor
@@ -20,6 +21,25 @@ from torch import Tensor
 from ..attention import masked_softmax
 from .tensors import close
 from .verdict import POLARITY, Wrong, say
+
+EVAL = {
+    "dropout-in-eval": "{what} changes from one call to the next on the same input, in eval mode: "
+    "dropout is still on. Use an nn.Dropout module (self.dropout), which model.eval() turns off "
+    "-- F.dropout(x, p) is on unless you pass training=self.training.",
+}
+
+
+def expect_same_twice(run: Callable[[], Tensor], what: str) -> Tensor:
+    """``run()``'s result, after making sure a second call gives the same: a module in eval
+    mode is deterministic, so a difference is dropout left on."""
+    first = run()
+    if isinstance(first, Tensor) and first.is_floating_point():
+        second = run()
+        if isinstance(second, Tensor) and second.shape == first.shape:
+            if not torch.equal(first.nan_to_num(), second.nan_to_num()):
+                raise Wrong.named(EVAL, "dropout-in-eval", what=what)
+    return first
+
 
 MASKING = {
     "softmax-nan-rows": "your weights contain NaN: a query whose keys are all masked gets "
@@ -43,6 +63,8 @@ MASKING_MESSAGES = {
     "masked-keys-weighted": "masked keys get weight above 0: fill their scores with -inf "
     "before softmax.",
     "weights-differ": "the weights differ from softmax over the keys (scores {shape}).",
+    "weights-nan": "your weights contain NaN (scores {shape}), and not only in the rows of a "
+    "query that sees no key.",
 }
 
 
@@ -79,11 +101,34 @@ def over_axis(scores: Tensor, mask: Tensor | None, axis: int) -> list[Tensor]:
     ]
 
 
+def flipped_where_it_shows(weights: Tensor, scores: Tensor, mask: Tensor) -> bool:
+    """Are ``weights`` the softmax under the flipped mask in every row where polarity shows
+    (some keys visible, some not)? Rows with all keys hidden or all visible under one polarity
+    are NaN or guarded, depending on how the reader guards them."""
+    full = mask.expand(scores.shape)
+    partial = (full.any(-1) & (~full).any(-1)).unsqueeze(-1).expand(scores.shape)  # (..., T_k)
+    if not partial.any():
+        return False
+    flipped = masked_softmax(scores, ~mask)
+    return bool(torch.isfinite(weights[partial]).all()) and close(
+        weights[partial], flipped[partial]
+    )
+
+
 def masking_mistake(weights: Tensor, scores: Tensor, mask: Tensor | None) -> Wrong:
     """The one masking mistake that turns ``masked_softmax(scores, mask)`` into ``weights``,
     named; otherwise the difference, described. Raise what it returns."""
-    if torch.isnan(weights).any():
-        return Wrong.named(MASKING, "softmax-nan-rows")
+    nan = torch.isnan(weights)
+    if nan.any():  # name NaN rows only where they are the one slip: elsewhere right
+        if mask is not None and flipped_where_it_shows(weights, scores, mask):
+            return Wrong.named(MASKING, "softmax-flipped", polarity=POLARITY)
+        rows = nan.any(-1, keepdim=True)
+        right = masked_softmax(scores, mask)
+        if torch.equal(rows, fully_masked(mask, scores.shape).expand_as(rows)) and close(
+            weights[~nan], right[~nan]
+        ):
+            return Wrong.named(MASKING, "softmax-nan-rows")
+        return Wrong.differs(MASKING_MESSAGES, "weights-nan", shape=tuple(scores.shape))
     candidates = masking_candidates(scores, mask)
     found = [k for k, values in candidates.items() if any(close(weights, v) for v in values)]
     if len(found) == 1:
@@ -172,5 +217,5 @@ def loss_described(got: float, want: float, real: Tensor) -> str:
     return say(LOSS_MESSAGES, "loss-ratio", got=got, want=want, ratio=ratio, relation=relation)
 
 
-MISTAKES = MASKING | LOSS  # every mistake these diagnoses name
+MISTAKES = MASKING | LOSS | EVAL  # every mistake these diagnoses name
 MESSAGES = MASKING_MESSAGES | LOSS_MESSAGES  # and every difference they describe

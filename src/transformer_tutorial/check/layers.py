@@ -12,10 +12,10 @@ from ..masks import causal_mask
 from ..sequences import PAD_ID
 from ..training import LabelSmoothingLoss
 from .diagnoses import MISTAKES as LOSS_MISTAKES
-from .diagnoses import counts, loss_described, normalisation_named
+from .diagnoses import counts, expect_same_twice, loss_described, normalisation_named
 from .engine import check
 from .tensors import backward, close, expect_tensor, randn, tolerance, with_weights_of
-from .verdict import Verdict, Wrong
+from .verdict import Verdict, Wrong, say
 
 MISTAKES = {
     # LayerNorm
@@ -107,6 +107,7 @@ MISTAKES |= {
 }
 
 MESSAGES = {
+    "ffn-output": "the network's output",
     "norm-differs": "the output differs from (x - mean) / sqrt(var + eps) over the last axis.",
     "causal-batched": "the mask for T = {T} has shape {shape}: return ({T}, {T}); the model "
     "broadcasts it over the batch itself.",
@@ -276,7 +277,8 @@ def check_feed_forward(cls: type) -> Verdict:
     with_weights_of(mine, reference, ("linear1", "linear2"))
     x = randn(B, T, D)
     with torch.no_grad():
-        got = expect_tensor(mine(x), "the output", (B, T, D))
+        got = expect_tensor(expect_same_twice(lambda: mine(x), say(MESSAGES, "ffn-output")),
+                            "the output", (B, T, D))  # fmt: skip
         if close(got, reference(x)):
             return "linear1 -> ReLU -> linear2, position by position, is right."
         l1, l2 = mine.linear1, mine.linear2

@@ -63,6 +63,9 @@ def _teacher_forcing_variants(model: Seq2Seq, src: Tensor, lengths: Tensor, tgt_
 
 
 MISTAKES = {
+    "tf-no-gradient": "the loss is right, but no gradient reaches {names}: part of the model ran "
+    "without autograd (torch.no_grad(), .detach() or .item() on the way), so training would "
+    "never change it. Compute the whole forward pass with gradients.",
     "tf-bos-overwrites-first-target": "you write <bos> over the first target instead of "
     "shifting the targets right: the decoder is never fed y_1 and is asked to predict it from "
     "<bos> at step 0 and again at step 1. Inputs are <bos> y_1 .. y_{{T-1}}: "
@@ -188,11 +191,21 @@ def check_teacher_forcing_loss(fn: Callable[..., Tensor]) -> Verdict:
                 raise Wrong.differs(MESSAGES, key)
             if not got.requires_grad:
                 raise Wrong.named(MISTAKES, "tf-detached")
+            _expect_gradients_everywhere(model, got)
             return ("<bos> first, the gold tokens shifted right, the encoder's final state, "
                     "and the mean over the real target tokens are right.")  # fmt: skip
     _name_other_loss(value, model, src, lengths, tgt_out)
     real = tgt_out != PAD_ID
     raise Wrong(loss_described(value.item(), variants["right"].item(), real))
+
+
+def _expect_gradients_everywhere(model: Seq2Seq, loss: Tensor) -> None:
+    """Every parameter of the model gets a gradient from the loss (the encoder's too)."""
+    model.zero_grad()
+    loss.backward()
+    cut = [name for name, p in model.named_parameters() if p.grad is None or not p.grad.any()]
+    if cut:
+        raise Wrong.named(MISTAKES, "tf-no-gradient", names=", ".join(cut[:3]))
 
 
 def _name_other_loss(value: Tensor, model: Seq2Seq, src, lengths, tgt_out) -> None:

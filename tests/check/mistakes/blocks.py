@@ -261,7 +261,7 @@ MISTAKES = [
         ENC,
         "encoder-no-padding-mask",
         encoder_with(lambda m, x, mask: EncoderLayer.forward(m, x, None)),
-        "padding mask is not used",
+        "the padding is not hidden",
     ),  # fmt: skip
     Mistake(
         ENC,
@@ -348,7 +348,7 @@ MISTAKES = [
         DEC,
         "decoder-no-source-mask",
         decoder_with(lambda m, mem, tgt, src: decoder_sublayers(m, mem, tgt, None)),
-        "source padding mask",
+        "the source padding is not hidden",
     ),  # fmt: skip
     Mistake(
         DEC,

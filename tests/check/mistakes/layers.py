@@ -290,6 +290,12 @@ MISTAKES = [
     Mistake(NORM, "norm-by-variance", layer_norm_by_variance, "divide by the variance"),
     Mistake(NORM, "norm-no-centring", layer_norm_no_centring, "the mean is not subtracted"),
     Mistake(NORM, "norm-empty-assert", layer_norm_asserts, "(`assert D == 512`)"),
+    Mistake(
+        FFN,
+        "dropout-in-eval",
+        ffn_with(lambda m, x: m.linear2(nn.functional.dropout(torch.relu(m.linear1(x)), 0.1))),
+        "dropout is still on",
+    ),
     Mistake(FFN, "ffn-no-relu", ffn_with(lambda m, x: m.linear2(m.linear1(x))), "no ReLU"),
     Mistake(
         FFN,

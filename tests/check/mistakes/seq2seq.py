@@ -118,6 +118,13 @@ def tf_sum_per_sentence(model, src, src_lengths, tgt_out):
     return losses[tgt_out != PAD_ID].sum() / len(src)
 
 
+def tf_encoder_frozen(model, src, src_lengths, tgt_out):
+    with torch.no_grad():
+        _, state = model.encoder(src, src_lengths)
+    logits, _ = model.decoder(shifted(tgt_out), last_hidden(state), state)
+    return sequence_loss(logits, tgt_out)
+
+
 def tf_item(model, src, src_lengths, tgt_out):
     return torch.tensor(tf_loss(model, src, src_lengths, tgt_out).item())
 
@@ -219,6 +226,7 @@ MISTAKES = [
     Mistake(TF, "tf-zero-state", tf_zero_state, "the decoder starts from a zero state"),
     Mistake(TF, "tf-last-column", tf_last_column, "the encoder's output at the last column"),
     Mistake(TF, "tf-detached", tf_item, "the loss is detached from the model"),
+    Mistake(TF, "tf-no-gradient", tf_encoder_frozen, "no gradient reaches encoder."),
     Mistake(TF, "tf-bos-overwrites-first-target", tf_bos_overwrites, "instead of shifting"),
     Mistake(TF, "tf-context-first-output", tf_context_first_output, "at the first position"),
     Mistake(TF, "tf-eos-not-trained", tf_eos_not_trained, "never learns to stop"),
