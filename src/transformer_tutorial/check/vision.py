@@ -16,6 +16,50 @@ from .verdict import Verdict, Wrong, say
 
 # --- the patch embedding ---------------------------------------------------------------------------
 
+MISTAKES = {
+    "patch-overlapping-stride": "the convolution's stride is {stride} for patches of {P}x{P}: "
+    "with a stride smaller than the patch the patches overlap (larger: pixels are skipped). Use "
+    "stride = kernel_size = P.",
+    "patch-no-bias": "`proj` has no bias: a patch embedding is W x + b, as nn.Conv2d's.",
+    "patch-feature-map": "the output is the convolution's feature map {shape} = (B, D, h, w); "
+    "flatten it into tokens: .flatten(2).transpose(1, 2) -> (B, N, D).",
+    "patch-not-transposed": "the output is {shape} = (B, D, N): the tokens are on the last axis; "
+    "transpose to (B, N, D) -- one row per patch.",
+    "patch-overlapping-unfold": "{tokens} tokens for a {H}x{W} image in {P}x{P} patches, which "
+    "give N = {N}: your patches overlap. Step by P pixels (stride = patch size).",
+    "patch-map-reshaped": "the feature map (B, D, h, w) = {shape} is reshaped straight to (B, N, "
+    "D), which mixes the D features of one patch with the positions of others: flatten it and "
+    "move D last, .flatten(2).transpose(1, 2).",
+    "patch-bias-not-added": "the bias is not added: z = W x + b (use proj(...) rather than its "
+    "weight alone).",
+    "patch-grid-by-columns": "the patches come column by column (the {h}x{w} grid read down, then "
+    "across); the book's order is row-major, left to right then top to bottom, as "
+    "Conv2d(...).flatten(2) gives.",
+    "patch-channel-last": "each patch is flattened channel-last (row, column, channel); flatten it "
+    "channel-first (C, then the P rows, then the P columns), the layout of Conv2d's kernel (D, C, "
+    "P, P), so that a convolution's weights load unchanged: permute the image to (B, h, w, C, P, "
+    "P) before the reshape.",
+    "patch-swapped-inside": "inside each patch, rows and columns are swapped: a patch's values go "
+    "row by row (its P rows, each of P columns), as the image is stored.",
+    "patch-strips": "the image is reshaped to (B, N, C·P·P) without a permute: each 'patch' is "
+    "then a run of consecutive values in memory (strips of rows), not a PxP square. Reshape to "
+    "(B, C, h, P, w, P) and permute first.",
+}
+
+MESSAGES = {
+    "patch-linear-size": "`proj` maps {inputs} -> {outputs} features; a patch of C = {C} channels "
+    "and P = {P} holds C·P·P = {values} values, mapped to D = {D}.",
+    "patch-conv-size": "`proj` should be nn.Conv2d({C}, {D}, kernel_size={P}, stride={P}), got "
+    "kernel {kernel}, {inputs} -> {outputs} channels.",
+    "patch-no-proj": "the module needs a layer `proj`, as in the book: nn.Linear(C·P·P, D) applied "
+    "to each flattened patch, or nn.Conv2d(C, D, kernel_size=P, stride=P).",
+    "patch-not-a-tensor": "the output should be a tensor (B, N, D), got {kind}.",
+    "patch-output": "the output for a {H}x{W} image and P = {P}",
+    "patch-differs": "for a {H}x{W} image and P = {P} the output differs from "
+    "nn.Conv2d(kernel_size={P}, stride={P}) with your weights (largest difference "
+    "{diff:.3g}).",
+}
+
 
 def _patch_weights(mine: nn.Module, C: int, P: int, D: int) -> tuple[Tensor, Tensor | None, bool]:
     """The reader's ``proj`` as a convolution kernel ``(D, C, P, P)`` (a linear layer's weight
@@ -23,28 +67,17 @@ def _patch_weights(mine: nn.Module, C: int, P: int, D: int) -> tuple[Tensor, Ten
     proj = getattr(mine, "proj", None)
     if isinstance(proj, nn.Linear):
         if (proj.in_features, proj.out_features) != (C * P * P, D):
-            raise Wrong(
-                f"`proj` maps {proj.in_features} -> {proj.out_features} features; a patch of "
-                f"C = {C} channels and P = {P} holds C·P·P = {C * P * P} values, mapped to D = {D}."
-            )
+            raise Wrong.differs(MESSAGES, "patch-linear-size", C=C, P=P, values=C * P * P, D=D,
+                                inputs=proj.in_features, outputs=proj.out_features)  # fmt: skip
         return proj.weight.detach().view(D, C, P, P), proj.bias, True
     if isinstance(proj, nn.Conv2d):
         if proj.stride != (P, P):
-            raise Wrong(
-                f"the convolution's stride is {proj.stride} for patches of {P}x{P}: with a stride "
-                f"smaller than the patch the patches overlap (larger: pixels are skipped). "
-                f"Use stride = kernel_size = P."
-            )
+            raise Wrong.named(MISTAKES, "patch-overlapping-stride", stride=proj.stride, P=P)
         if proj.kernel_size != (P, P) or (proj.in_channels, proj.out_channels) != (C, D):
-            raise Wrong(
-                f"`proj` should be nn.Conv2d({C}, {D}, kernel_size={P}, stride={P}), got "
-                f"kernel {proj.kernel_size}, {proj.in_channels} -> {proj.out_channels} channels."
-            )
+            raise Wrong.differs(MESSAGES, "patch-conv-size", C=C, D=D, P=P, kernel=proj.kernel_size,
+                                inputs=proj.in_channels, outputs=proj.out_channels)  # fmt: skip
         return proj.weight.detach(), proj.bias, False
-    raise Wrong(
-        "the module needs a layer `proj`, as in the book: nn.Linear(C·P·P, D) applied to each "
-        "flattened patch, or nn.Conv2d(C, D, kernel_size=P, stride=P)."
-    )
+    raise Wrong.differs(MESSAGES, "patch-no-proj")
 
 
 def _expect_token_shape(got: Tensor, B: int, D: int, h: int, w: int, H: int, W: int,
@@ -53,20 +86,11 @@ def _expect_token_shape(got: Tensor, B: int, D: int, h: int, w: int, H: int, W: 
     N = h * w
     shape = tuple(got.shape)
     if shape == (B, D, h, w):
-        raise Wrong(
-            f"the output is the convolution's feature map {shape} = (B, D, h, w); "
-            f"flatten it into tokens: .flatten(2).transpose(1, 2) -> (B, N, D)."
-        )
+        raise Wrong.named(MISTAKES, "patch-feature-map", shape=shape)
     if shape == (B, D, N):
-        raise Wrong(
-            f"the output is {shape} = (B, D, N): the tokens are on the last axis; "
-            f"transpose to (B, N, D) -- one row per patch."
-        )
+        raise Wrong.named(MISTAKES, "patch-not-transposed", shape=shape)
     if len(shape) == 3 and shape[0] == B and shape[2] == D and shape[1] > N:
-        raise Wrong(
-            f"{shape[1]} tokens for a {H}x{W} image in {P}x{P} patches, which give "
-            f"N = {N}: your patches overlap. Step by P pixels (stride = patch size)."
-        )
+        raise Wrong.named(MISTAKES, "patch-overlapping-unfold", tokens=shape[1], H=H, W=W, P=P, N=N)
 
 
 def _diagnose_patches(got: Tensor, x: Tensor, weight: Tensor, b: Tensor, linear: bool,
@@ -78,49 +102,25 @@ def _diagnose_patches(got: Tensor, x: Tensor, weight: Tensor, b: Tensor, linear:
     feature_map = F.conv2d(x, weight, b, stride=P)  # (B, D, h, w)
     reference = feature_map.flatten(2).transpose(1, 2)  # (B, N, D)
     if close(got, feature_map.reshape(B, N, D)):
-        raise Wrong(
-            f"the feature map (B, D, h, w) = {tuple(feature_map.shape)} is reshaped straight to "
-            "(B, N, D), which mixes the D features of one patch with the positions of others: "
-            "flatten it and move D last, .flatten(2).transpose(1, 2)."
-        )
+        raise Wrong.named(MISTAKES, "patch-map-reshaped", shape=tuple(feature_map.shape))
     if close(got, reference - b):
-        raise Wrong("the bias is not added: z = W x + b (use proj(...) rather than its "
-                    "weight alone).")  # fmt: skip
+        raise Wrong.named(MISTAKES, "patch-bias-not-added")
     by_columns = reference.view(B, h, w, D).transpose(1, 2).reshape(B, N, D)
     if close(got, by_columns):
-        raise Wrong(
-            f"the patches come column by column (the {h}x{w} grid read down, then "
-            f"across); the book's order is row-major, left to right then top to bottom, "
-            f"as Conv2d(...).flatten(2) gives."
-        )
+        raise Wrong.named(MISTAKES, "patch-grid-by-columns", h=h, w=w)
     if linear:
         w_lin = weight.reshape(D, C * P * P)
         channel_last = w_lin.view(D, P, P, C).permute(0, 3, 1, 2)
         if close(got, F.conv2d(x, channel_last, b, stride=P).flatten(2).transpose(1, 2)):
-            raise Wrong(
-                "each patch is flattened channel-last (row, column, channel); flatten "
-                "it channel-first (C, then the P rows, then the P columns), the layout "
-                "of Conv2d's kernel (D, C, P, P), so that a convolution's weights load "
-                "unchanged: permute the image to (B, h, w, C, P, P) before the reshape."
-            )
+            raise Wrong.named(MISTAKES, "patch-channel-last")
         swapped = F.conv2d(x, weight.transpose(2, 3), b, stride=P)
         if close(got, swapped.flatten(2).transpose(1, 2)):
-            raise Wrong(
-                "inside each patch, rows and columns are swapped: a patch's values go "
-                "row by row (its P rows, each of P columns), as the image is stored."
-            )
+            raise Wrong.named(MISTAKES, "patch-swapped-inside")
         strips = F.linear(x.reshape(B, N, C * P * P), w_lin, b)
         if close(got, strips):
-            raise Wrong(
-                "the image is reshaped to (B, N, C·P·P) without a permute: each 'patch' "
-                "is then a run of consecutive values in memory (strips of rows), not a "
-                "PxP square. Reshape to (B, C, h, P, w, P) and permute first."
-            )
-    raise Wrong(
-        f"for a {H}x{W} image and P = {P} the output differs from "
-        f"nn.Conv2d(kernel_size={P}, stride={P}) with your weights (largest difference "
-        f"{(got - reference).abs().max().item():.3g})."
-    )
+            raise Wrong.named(MISTAKES, "patch-strips")
+    raise Wrong.differs(MESSAGES, "patch-differs", H=H, W=W, P=P,
+                        diff=(got - reference).abs().max().item())  # fmt: skip
 
 
 @check("patch embedding", build="cls(in_channels, patch_size, d_model)", call="m(images)")
@@ -143,12 +143,13 @@ def check_patch_embedding(cls: type) -> Verdict:
         with torch.no_grad():
             got = mine(x)
         if not isinstance(got, Tensor):
-            raise Wrong(f"the output should be a tensor (B, N, D), got {type(got).__name__}.")
+            raise Wrong.differs(MESSAGES, "patch-not-a-tensor", kind=type(got).__name__)
         _expect_token_shape(got, B, D, h, w, H, W, P)
-        got = expect_tensor(got, f"the output for a {H}x{W} image and P = {P}", (B, N, D)).double()
+        what = say(MESSAGES, "patch-output", H=H, W=W, P=P)
+        got = expect_tensor(got, what, (B, N, D)).double()
         reference = F.conv2d(x, weight, b, stride=P).flatten(2).transpose(1, 2)  # (B, N, D)
         if b is None:
-            raise Wrong("`proj` has no bias: a patch embedding is W x + b, as nn.Conv2d's.")
+            raise Wrong.named(MISTAKES, "patch-no-bias")
         if close(got, reference):
             continue
         _diagnose_patches(got, x, weight, b, linear, P)
@@ -160,11 +161,10 @@ def check_patch_embedding(cls: type) -> Verdict:
 
 def _pairs(result: object, M: int) -> tuple[list[int], list[int]]:
     if not isinstance(result, tuple | list) or len(result) != 2:
-        raise Wrong("return two index sequences: (query_index, target_index).")
+        raise Wrong.differs(MESSAGES, "hungarian-not-a-pair")
     rows, cols = (torch.as_tensor(r).flatten().long().tolist() for r in result)
     if len(rows) != len(cols):
-        raise Wrong(f"query_index has {len(rows)} entries and target_index {len(cols)}; one "
-                    "entry per matched object in both.")  # fmt: skip
+        raise Wrong.differs(MESSAGES, "hungarian-lengths", rows=len(rows), cols=len(cols))
     return rows, cols
 
 
@@ -190,33 +190,65 @@ def _optimum(cost: Tensor, maximize: bool = False) -> set[tuple[int, int]]:
     return set(zip(rows.tolist(), cols.tolist(), strict=True))
 
 
-MESSAGES = {
+MISTAKES |= {
+    "match-indices-swapped": "the two indices are swapped: return (query_index, target_index), "
+    "the queries (predictions) first.",
+    "match-per-query": "{Q} pairs for {M} objects: you match each query (prediction) to an object "
+    "-- the wrong axis. Each object gets exactly one query; the other {rest} queries are matched "
+    "to 'no object'.",
+    "match-per-object": "one query is given two objects (query_index {rows}): each object took "
+    "its cheapest query on its own. The matching is one-to-one: a query predicts at most one "
+    "object.",
+    "match-maximises": "you choose the assignment of the largest total cost; the matching "
+    "minimises it (linear_sum_assignment(cost), maximize=False).",
+    "match-fixed-order": "query k is matched to object k whatever the cost: a fixed order. A set "
+    "has no order -- permute the predictions and this rule gives the objects to other "
+    "predictions; choose the assignment of least total cost.",
+    "match-greedy-by-object": "greedy matching: object by object, each takes its cheapest free "
+    "query; that costs {cost:.3f} on one image, the best assignment {best:.3f}. A cheap pair now "
+    "can force an expensive one later; the Hungarian algorithm "
+    "(scipy.optimize.linear_sum_assignment) finds the global minimum.",
+    "match-greedy-cheapest-pair": "greedy matching: taking the cheapest pair first costs "
+    "{cost:.3f} on one image, the best assignment {best:.3f}. A cheap pair now can force an "
+    "expensive one later; the Hungarian algorithm (scipy.optimize.linear_sum_assignment) finds "
+    "the global minimum.",
+    "match-raw-logits": "the class cost uses the raw logits; DETR uses the probability "
+    "p_query(class), a softmax over the K + 1 classes.",
+    "match-plus-class": "the class term has the wrong sign: a query that is sure of the object's "
+    "class must cost less, -p_query(class).",
+    "match-l2-boxes": "the box cost is the Euclidean (L2) distance; DETR's is the L1 distance, the "
+    "sum of |differences| of cx, cy, w, h.",
+    "match-class-only": "the box cost is missing: with two objects of one class, only the boxes "
+    "say which query should predict which.",
+    "match-boxes-only": "the class cost is missing: cost = -p_query(class) + 5 * L1(boxes).",
+}
+# the mistakes whose assignments _alternatives computes: each is named only when it alone gives
+# the reader's answers on every image
+_MATCHING_MISTAKES = (
+    "match-maximises",
+    "match-fixed-order",
+    "match-greedy-by-object",
+    "match-greedy-cheapest-pair",
+    "match-raw-logits",
+    "match-plus-class",
+    "match-l2-boxes",
+    "match-class-only",
+    "match-boxes-only",
+)
+
+MESSAGES |= {
     "hungarian-passed": "the least-cost one-to-one assignment on {tried} random images (as "
     "linear_sum_assignment), and it follows the predictions when they are permuted.",
-}
-
-_MATCHING_MISTAKES = {  # each named only when it alone gives the answers on every image
-    "max": "you choose the assignment of the largest total cost; the matching minimises it "
-    "(linear_sum_assignment(cost), maximize=False).",
-    "fixed": "query k is matched to object k whatever the cost: a fixed order. A set has no "
-    "order -- permute the predictions and this rule gives the objects to other predictions; "
-    "choose the assignment of least total cost.",
-    "greedy": "greedy matching: object by object, each takes its cheapest free query; that costs "
-    "{0:.3f} on one image, the best assignment {1:.3f}. A cheap pair now can force an expensive "
-    "one later; the Hungarian algorithm (scipy.optimize.linear_sum_assignment) finds the global "
-    "minimum.",
-    "greedy pairs": "greedy matching: taking the cheapest pair first costs {0:.3f} on one image, "
-    "the best assignment {1:.3f}. A cheap pair now can force an expensive one later; the "
-    "Hungarian algorithm (scipy.optimize.linear_sum_assignment) finds the global minimum.",
-    "raw logits": "the class cost uses the raw logits; DETR uses the probability "
-    "p_query(class), a softmax over the K + 1 classes.",
-    "plus": "the class term has the wrong sign: a query that is sure of the object's class must "
-    "cost less, -p_query(class).",
-    "l2": "the box cost is the Euclidean (L2) distance; DETR's is the L1 distance, the sum of "
-    "|differences| of cx, cy, w, h.",
-    "no box": "the box cost is missing: with two objects of one class, only the boxes say which "
-    "query should predict which.",
-    "no class": "the class cost is missing: cost = -p_query(class) + 5 * L1(boxes).",
+    "hungarian-not-a-pair": "return two index sequences: (query_index, target_index).",
+    "hungarian-lengths": "query_index has {rows} entries and target_index {cols}; one entry per "
+    "matched object in both.",
+    "hungarian-pair-count": "{pairs} pairs for {M} objects; every object is matched once.",
+    "hungarian-targets": "target_index should hold each of the {M} objects once, got {cols}.",
+    "hungarian-query-range": "query_index {rows} holds indices outside 0 .. {last}.",
+    "hungarian-costs-more": "for Q = {Q} queries and M = {M} objects your assignment {got} costs "
+    "{cost:.3f}; the cheapest, {expected}, costs {best:.3f}.",
+    "hungarian-order-dependent": "permuting the predictions changed which prediction gets which "
+    "object: the matching must follow the predictions, not their order.",
 }
 
 
@@ -232,26 +264,17 @@ def _image(seed: int, Q: int, M: int) -> tuple[Tensor, Tensor, Tensor, Tensor]:
 def _expect_one_to_one(rows: list, cols: list, expected: set, Q: int, M: int) -> None:
     """The pairs are (query, object), each object matched once, each query at most once."""
     if set(zip(cols, rows, strict=True)) == expected:
-        raise Wrong("the two indices are swapped: return (query_index, target_index), "
-                    "the queries (predictions) first.")  # fmt: skip
+        raise Wrong.named(MISTAKES, "match-indices-swapped")
     if len(rows) == Q and Q != M:
-        raise Wrong(
-            f"{Q} pairs for {M} objects: you match each query (prediction) to an "
-            f"object -- the wrong axis. Each object gets exactly one query; the other "
-            f"{Q - M} queries are matched to 'no object'."
-        )
+        raise Wrong.named(MISTAKES, "match-per-query", Q=Q, M=M, rest=Q - M)
     if len(rows) != M:
-        raise Wrong(f"{len(rows)} pairs for {M} objects; every object is matched once.")
+        raise Wrong.differs(MESSAGES, "hungarian-pair-count", pairs=len(rows), M=M)
     if sorted(cols) != list(range(M)):
-        raise Wrong(f"target_index should hold each of the {M} objects once, got {cols}.")
+        raise Wrong.differs(MESSAGES, "hungarian-targets", M=M, cols=cols)
     if len(set(rows)) < M:
-        raise Wrong(
-            f"one query is given two objects (query_index {rows}): each object took its "
-            f"cheapest query on its own. The matching is one-to-one: a query predicts "
-            f"at most one object."
-        )
+        raise Wrong.named(MISTAKES, "match-per-object", rows=rows)
     if not all(0 <= q < Q for q in rows):
-        raise Wrong(f"query_index {rows} holds indices outside 0 .. {Q - 1}.")
+        raise Wrong.differs(MESSAGES, "hungarian-query-range", rows=rows, last=Q - 1)
 
 
 def _alternatives(args: tuple, cost: Tensor) -> dict[str, set]:
@@ -261,15 +284,15 @@ def _alternatives(args: tuple, cost: Tensor) -> dict[str, set]:
     prob = logits.softmax(-1)[:, labels]  # (Q, M)
     l1, l2 = torch.cdist(boxes, target_boxes, p=1), torch.cdist(boxes, target_boxes, p=2)
     return {
-        "max": _optimum(cost, maximize=True),
-        "fixed": {(k, k) for k in range(M)},
-        "greedy": _greedy(cost, by_target=True),
-        "greedy pairs": _greedy(cost, by_target=False),
-        "raw logits": _optimum(-logits[:, labels] + 5 * l1),
-        "plus": _optimum(prob + 5 * l1),
-        "l2": _optimum(-prob + 5 * l2),
-        "no box": _optimum(-prob),
-        "no class": _optimum(l1),
+        "match-maximises": _optimum(cost, maximize=True),
+        "match-fixed-order": {(k, k) for k in range(M)},
+        "match-greedy-by-object": _greedy(cost, by_target=True),
+        "match-greedy-cheapest-pair": _greedy(cost, by_target=False),
+        "match-raw-logits": _optimum(-logits[:, labels] + 5 * l1),
+        "match-plus-class": _optimum(prob + 5 * l1),
+        "match-l2-boxes": _optimum(-prob + 5 * l2),
+        "match-class-only": _optimum(-prob),
+        "match-boxes-only": _optimum(l1),
     }
 
 
@@ -287,8 +310,7 @@ def _expect_follows_predictions(fn: Callable) -> None:
     before = set(zip(rows, cols, strict=True))
     after = {(perm[q].item(), j) for q, j in zip(rows_p, cols_p, strict=True)}
     if before != after:
-        raise Wrong("permuting the predictions changed which prediction gets which object: "
-                    "the matching must follow the predictions, not their order.")  # fmt: skip
+        raise Wrong.differs(MESSAGES, "hungarian-order-dependent")
 
 
 @check("Hungarian matching", call="fn(logits, boxes, target_labels, target_boxes)")
@@ -298,7 +320,7 @@ def check_hungarian_matching(fn: Callable) -> Verdict:
     ``M <= Q``; the one-to-one assignment of the M objects to M of the Q queries of least total
     cost ``-p_query(class) + 5 * L1(box, object box)`` (the book's ``matching_cost``), as
     ``scipy.optimize.linear_sum_assignment`` finds it."""
-    tried, suspects, first_failure, costs = 0, set(_MATCHING_MISTAKES), None, (0.0, 0.0)
+    tried, suspects, first_failure = 0, set(_MATCHING_MISTAKES), None
     for seed, (Q, M) in enumerate([(6, 4), (5, 3), (6, 4), (4, 4), (6, 2), (6, 4)]):
         args = _image(seed, Q, M)
         rows, cols = _pairs(fn(*(a.clone() for a in args)), M)
@@ -314,16 +336,12 @@ def check_hungarian_matching(fn: Callable) -> Verdict:
         _expect_one_to_one(rows, cols, expected, Q, M)
         if first_failure is None:
             best = _assignment(cost, *zip(*sorted(expected), strict=True))
-            first_failure = (
-                f"for Q = {Q} queries and M = {M} objects your assignment {sorted(got)} "
-                f"costs {_assignment(cost, rows, cols):.3f}; the cheapest, "
-                f"{sorted(expected)}, costs {best:.3f}."
-            )
-            costs = (_assignment(cost, rows, cols), best)
+            first_failure = {"Q": Q, "M": M, "got": sorted(got), "expected": sorted(expected),
+                             "cost": _assignment(cost, rows, cols), "best": best}  # fmt: skip
     if first_failure is not None:
         named = [name for name in _MATCHING_MISTAKES if name in suspects]
-        raise Wrong(
-            _MATCHING_MISTAKES[named[0]].format(*costs) if len(named) == 1 else first_failure
-        )
+        if len(named) == 1:
+            raise Wrong.named(MISTAKES, named[0], **first_failure)
+        raise Wrong.differs(MESSAGES, "hungarian-costs-more", **first_failure)
     _expect_follows_predictions(fn)
     return say(MESSAGES, "hungarian-passed", tried=tried)
