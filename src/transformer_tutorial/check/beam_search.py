@@ -23,12 +23,12 @@ from .decoding import (
     sentences,
 )
 from .engine import check
-from .verdict import Verdict, Wrong
+from .verdict import Verdict, Wrong, say
 
 
 def _beam_steps(case: Case, K: int, alpha: float, mistake: str | None) -> Generator:
     """Beam search as the book's (``mistake=None``, with no cache), or with one typical
-    ``mistake`` (a key of ``_BEAM_MISTAKES``), as a generator: it yields the tokens ``(B*K,
+    ``mistake`` (one of ``_BEAM_MISTAKES``), as a generator: it yields the tokens ``(B*K,
     t)`` it feeds the decoder and is sent the logits of their last position ``(B*K, V)``
     (``_beam_variants`` decodes all the variants together); it returns the best hypothesis
     of each sentence."""
@@ -227,76 +227,84 @@ def _beam_variants(case: Case, K: int, alpha: float, mistakes: list) -> dict:
 _ALIASES = {"pad-in-length": "no-penalty", "no-finished-to-max-len": "no-finished"}
 _NO_FINISHED = ("no-finished", "no-finished-to-max-len")  # the loop stops: by sentence, at L
 _VARIANTS: dict[int, dict] = {}  # the outputs of the mistakes of _BEAM_MISTAKES on each probe
-_LP = "lp(Y) = ((5 + |Y|) / 6) ** length_penalty"
-_BEAM_MISTAKES = {
-    "copies": "your output is exactly greedy search's on every probe: the beam adds nothing. "
-    "The usual cause is beams that start as copies of one hypothesis -- at the first step there "
-    "is only BOS: let one hypothesis grow from it (the others start at log-probability -inf), so "
-    "that the first step keeps beam_size different tokens.",
-    "no-penalty": "the length penalty has no effect: your output is what ranking by log P alone "
-    f"gives (length_penalty = 0). Either the length penalty is not applied -- rank each "
-    f"hypothesis by log P(Y) / lp(Y), {_LP}, |Y| its length with EOS -- or |Y| keeps growing "
-    "after a hypothesis's EOS (the PAD that follows must not count): when every hypothesis has "
-    "the same length, the penalty changes nothing.",
-    "penalty-at-end": "the length penalty is applied only to choose among the final "
-    "hypotheses: during the search yours ranks by log P alone, so short hypotheses push the "
-    "long ones out of the beam early. Rank every step's candidates by log P(Y) / lp(Y).",
-    "pick-by-log-p": "the search ranks by log P / lp, but the final choice takes the hypothesis "
-    "with the highest log P: the best hypothesis is the one with the highest log P(Y) / lp(Y), "
-    "the same score as during the search.",
-    "penalty-carried": "the length penalty compounds: yours keeps log P / lp as the running "
+_LP = "lp(Y) = ((5 + |Y|) / 6) ** length_penalty"  # the field {lp} of the templates
+MISTAKES = {  # beam-<mistake>: the sentence of each mistake of _beam_steps
+    "beam-copies": "your output is exactly greedy search's on every probe: the beam adds nothing. "
+    "The usual cause is beams that start as copies of one hypothesis -- at the first step there is "
+    "only BOS: let one hypothesis grow from it (the others start at log-probability -inf), so that "
+    "the first step keeps beam_size different tokens.",
+    "beam-no-penalty": "the length penalty has no effect: your output is what ranking by log P "
+    "alone gives (length_penalty = 0). Either the length penalty is not applied -- rank each "
+    "hypothesis by log P(Y) / lp(Y), {lp}, |Y| its length with EOS -- or |Y| keeps growing after a "
+    "hypothesis's EOS (the PAD that follows must not count): when every hypothesis has the same "
+    "length, the penalty changes nothing.",
+    "beam-penalty-at-end": "the length penalty is applied only to choose among the final "
+    "hypotheses: during the search yours ranks by log P alone, so short hypotheses push the long "
+    "ones out of the beam early. Rank every step's candidates by log P(Y) / lp(Y).",
+    "beam-pick-by-log-p": "the search ranks by log P / lp, but the final choice takes the "
+    "hypothesis with the highest log P: the best hypothesis is the one with the highest log P(Y) / "
+    "lp(Y), the same score as during the search.",
+    "beam-penalty-carried": "the length penalty compounds: yours keeps log P / lp as the running "
     "score and adds the next log-probability to it, dividing again at every step. Keep each "
     "hypothesis's log P (a plain sum of log-probabilities) and divide by lp(Y) only to rank.",
-    "bos-in-length": "the length penalty counts BOS: |Y| in lp(Y) is the number of generated "
-    f"tokens, EOS included and BOS not ({_LP}).",
-    "eos-not-in-length": "the length penalty does not count EOS: the |Y| of a hypothesis that "
-    f"ends with EOS includes its EOS ({_LP}).",
-    "plain-power": f"the length penalty is |Y| ** length_penalty; the book's (GNMT's) is {_LP}.",
-    "raw-logits": "yours adds up raw logits: log P(Y) is the sum of log-probabilities, "
+    "beam-bos-in-length": "the length penalty counts BOS: |Y| in lp(Y) is the number of generated "
+    "tokens, EOS included and BOS not ({lp}).",
+    "beam-eos-not-in-length": "the length penalty does not count EOS: the |Y| of a hypothesis that "
+    "ends with EOS includes its EOS ({lp}).",
+    "beam-plain-power": "the length penalty is |Y| ** length_penalty; the book's (GNMT's) is {lp}.",
+    "beam-raw-logits": "yours adds up raw logits: log P(Y) is the sum of log-probabilities, "
     "logits.log_softmax(-1) at each step (the logits of two steps are not on one scale).",
-    "probabilities": "yours adds up probabilities (softmax): log P(Y) is the sum of "
+    "beam-probabilities": "yours adds up probabilities (softmax): log P(Y) is the sum of "
     "log-probabilities, logits.log_softmax(-1) at each step.",
-    "softmax-over-batch": "the log-softmax runs over the wrong axis (the batch of hypotheses): "
-    "each row's next-token distribution is over the vocabulary, logits.log_softmax(dim=-1).",
-    "pad-allowed": "padding is not a word: give PAD the score -inf before choosing tokens; PAD "
-    "only extends a finished hypothesis.",
-    "drop-finished": "a finished hypothesis must stay in the beam and compete by its score, "
+    "beam-softmax-over-batch": "the log-softmax runs over the wrong axis (the batch of "
+    "hypotheses): each row's next-token distribution is over the vocabulary, "
+    "logits.log_softmax(dim=-1).",
+    "beam-pad-allowed": "padding is not a word: give PAD the score -inf before choosing tokens; "
+    "PAD only extends a finished hypothesis.",
+    "beam-drop-finished": "a finished hypothesis must stay in the beam and compete by its score, "
     "not be dropped (or EOS be forbidden).",
-    "pad-costs": "a finished hypothesis pays for its padding: yours adds log P(PAD) each step, "
-    "so finished hypotheses sink below open ones. Extend a finished hypothesis by PAD at no "
+    "beam-pad-costs": "a finished hypothesis pays for its padding: yours adds log P(PAD) each "
+    "step, so finished hypotheses sink below open ones. Extend a finished hypothesis by PAD at no "
     "cost (log P + 0) and no change of length.",
-    "no-finished": "your hypotheses go on growing after their EOS (no finished state), and the "
-    "output is cut at the first EOS: a hypothesis that has produced EOS is finished. Keep it "
-    "in the beam with its score and length frozen (extend it only by PAD, at no cost), so "
-    "that it competes with the open ones as the sentence it is.",
-    "topk-over-batch": "the best hypotheses are chosen over the whole batch, so one sentence's "
-    "hypotheses take the places of another's: choose the beam_size best of each sentence's "
-    "beam_size * V candidates, scores.view(B, K * V).topk(K, dim=-1).",
-    "no-parent": "each new token is appended to the hypothesis in its own row, not to the one "
-    "it extends: after topk, take the hypotheses (and their scores, lengths and finished "
-    "flags) of the chosen beams, best // V, then append the tokens, best % V.",
-    "no-cache-reorder": "the key/value cache does not follow the hypotheses: after choosing the "
-    "best candidates, cache.reorder(rows) so that each row's cache holds the history of the "
+    "beam-no-finished": "your hypotheses go on growing after their EOS (no finished state), and "
+    "the output is cut at the first EOS: a hypothesis that has produced EOS is finished. Keep it "
+    "in the beam with its score and length frozen (extend it only by PAD, at no cost), so that it "
+    "competes with the open ones as the sentence it is.",
+    "beam-topk-over-batch": "the best hypotheses are chosen over the whole batch, so one "
+    "sentence's hypotheses take the places of another's: choose the beam_size best of each "
+    "sentence's beam_size * V candidates, scores.view(B, K * V).topk(K, dim=-1).",
+    "beam-no-parent": "each new token is appended to the hypothesis in its own row, not to the one "
+    "it extends: after topk, take the hypotheses (and their scores, lengths and finished flags) of "
+    "the chosen beams, best // V, then append the tokens, best % V.",
+    "beam-no-cache-reorder": "the key/value cache does not follow the hypotheses: after choosing "
+    "the best candidates, cache.reorder(rows) so that each row's cache holds the history of the "
     "hypothesis that row now continues.",
-    "last-beam": "yours returns the last of the beam_size hypotheses, the worst ranked: return "
-    "the best, the one with the highest log P(Y) / lp(Y).",
-    "finished-list": "your finished hypotheses leave the beam for a list of their own while "
-    "beam_size open ones go on (as several libraries do): in this book a finished hypothesis "
-    "keeps its place in the beam and competes there, extended by PAD at no cost, and a "
-    "sentence is done when all its beam_size hypotheses are finished.",
-    "first-finished": "a sentence stops at its first finished hypothesis: the others go on and "
-    "may end better. Stop when all of a sentence's hypotheses are finished (or at max_len), "
+    "beam-last-beam": "yours returns the last of the beam_size hypotheses, the worst ranked: "
+    "return the best, the one with the highest log P(Y) / lp(Y).",
+    "beam-finished-list": "your finished hypotheses leave the beam for a list of their own while "
+    "beam_size open ones go on (as several libraries do): in this book a finished hypothesis keeps "
+    "its place in the beam and competes there, extended by PAD at no cost, and a sentence is done "
+    "when all its beam_size hypotheses are finished.",
+    "beam-first-finished": "a sentence stops at its first finished hypothesis: the others go on "
+    "and may end better. Stop when all of a sentence's hypotheses are finished (or at max_len), "
     "then return the best.",
+}
+_BEAM_MISTAKES = tuple(key.removeprefix("beam-") for key in MISTAKES)
+
+MESSAGES = {
+    "book-beam": "the book's beam search with beam_size = {beam_size}",
+    "greedy-search": "greedy search",
+    "greedy-differs": "with beam_size = 1 beam search is greedy search, but {difference}",
 }
 
 
-def _beam_mistake(fn: Callable, got: list, want: list, probe: int, cases: list) -> str:
+def _beam_mistake(fn: Callable, got: list, want: list, probe: int, cases: list) -> Wrong:
     """The mistake of a beam search that gave ``got`` on ``BEAM_PROBES[probe]``: the variant
     that gives the reader's output on every probe, else a description of the first difference."""
     case = cases[BEAM_PROBES[probe][0]]
-    words = common_mistake(got, want, case)
-    if words:
-        return words
+    wrong = common_mistake(got, want, case)
+    if wrong is not None:
+        return wrong
     candidates = [*_BEAM_MISTAKES, *_ALIASES]  # the mistakes that give the reader's output
     for i in [probe] + [i for i in range(len(BEAM_PROBES)) if i != probe]:
         c, K, alpha = BEAM_PROBES[i]
@@ -314,16 +322,15 @@ def _beam_mistake(fn: Callable, got: list, want: list, probe: int, cases: list) 
         if not candidates:
             break
     if candidates:
-        return _BEAM_MISTAKES[_ALIASES.get(candidates[0], candidates[0])]
+        return Wrong.named(MISTAKES, "beam-" + _ALIASES.get(candidates[0], candidates[0]), lp=_LP)
     c, K, alpha = BEAM_PROBES[probe]
-    words = alone_mistake(fn, got, case, beam_size=K, length_penalty=alpha)
-    if words:
-        return words
+    wrong = alone_mistake(fn, got, case, beam_size=K, length_penalty=alpha)
+    if wrong is not None:
+        return wrong
     if K == 1:
-        return "with beam_size = 1 beam search is greedy search, but " + first_difference(
-            got, want, "greedy search", case
-        )
-    return first_difference(got, want, f"the book's beam search with beam_size = {K}", case)
+        difference = first_difference(got, want, say(MESSAGES, "greedy-search"), case)
+        return Wrong.differs(MESSAGES, "greedy-differs", difference=str(difference))
+    return first_difference(got, want, say(MESSAGES, "book-beam", beam_size=K), case)
 
 
 @check(
@@ -348,11 +355,11 @@ def check_beam_search(fn: Callable[..., Tensor]) -> Verdict:
         want = BOOK_OUTPUTS["beam", i]
         outputs.append(got)
         if got != want:
-            raise Wrong(_beam_mistake(fn, got, want, i, cases))
+            raise _beam_mistake(fn, got, want, i, cases)
     c, K, alpha = BEAM_PROBES[0]
-    words = alone_mistake(fn, outputs[0], cases[c], beam_size=K, length_penalty=alpha)
-    if words:
-        raise Wrong(words)
+    wrong = alone_mistake(fn, outputs[0], cases[c], beam_size=K, length_penalty=alpha)
+    if wrong is not None:
+        raise wrong
     return (  # the words chapter 15's stored run shows
         "beam_size = 1 is greedy search; beam_size = 3 with the length penalty, "
         "finished hypotheses and padding is right."

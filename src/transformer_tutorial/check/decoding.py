@@ -17,7 +17,7 @@ from ..transformer import (
     TransformerConfig,
 )
 from .engine import check
-from .verdict import Verdict, Wrong
+from .verdict import Verdict, Wrong, say
 
 # --- the cases every decoding check runs on ------------------------------------------------------------
 
@@ -39,6 +39,12 @@ class Case:
 MESSAGES = {
     "decode-shape": "return token ids of shape (B, T') = ({rows}, T'), not {got}.",
     "decode-float": "return token ids as integers (torch.long), not {dtype}.",
+    "first-difference": "sentence {i} differs from {what} from step {t} on: {right} expected, "
+    "yours {s} (src {shape}, max_len = {max_len}, EOS = {eos}).",
+    "output-differs": "the output differs from {what}.",
+    "book-greedy": "the book's greedy search",
+    "alone-differs": "sentence {i} comes out differently in the batch ({batch}) than alone "
+    "({alone}): each sentence must be decoded as if it were alone.",
 }
 
 MISTAKES = {
@@ -51,6 +57,28 @@ MISTAKES = {
     "greedy-no-eval": "handed a model in training mode, your search keeps dropout on: the "
     "tokens change from call to call. Call model.eval() before decoding (the book's "
     "greedy_decode does), so that every dropout layer lets everything through.",
+    # the mistakes of greedy and beam search alike (common_mistake, alone_mistake)
+    "greedy-with-bos": "your output starts with BOS (id {bos}): return only the generated "
+    "tokens, (B, T') without BOS.",
+    "greedy-pad-as-word": "sentence {i} has PAD (id {pad}) at step {t}, inside the sentence: "
+    "padding is not a word. Give it the score -inf before choosing a token; PAD only fills a "
+    "row after its EOS.",
+    "greedy-no-stop": "sentence {i} goes on after its EOS at step {t} (then {after}...): a "
+    "sentence (a hypothesis) that has produced EOS (id {eos}) is finished; only PAD may follow.",
+    "greedy-eos-dropped": "your sentences end without their EOS (id {eos}): sentence {i} should "
+    "be {want}, yours is {got}. EOS is part of the output: keep it, and pad after it.",
+    "greedy-off-by-one": "off by one: sentence {i} never produces EOS, so it stops after "
+    "max_len = {max_len} tokens; yours has {n}.",
+    "greedy-first-stop": "sentence {i} comes out differently in the batch ({batch}) than alone "
+    "({alone}): each sentence must be decoded as if it were alone. Does your loop stop when the "
+    "first sentence ends, instead of when every sentence has?",
+    # greedy search's own (_greedy_variant)
+    "greedy-last-token-only": "your decoder is fed only the last token at each step, so it "
+    "forgets the prefix: without a cache, feed the whole prefix (BOS and every token so far) "
+    "and take the logits of its last position, model.decode(tokens, memory, src)[:, -1].",
+    "greedy-first-position": "the next token is chosen from the logits of the first position "
+    "([:, 0], the one after BOS) at every step: it comes from the last position, "
+    "model.decode(tokens, memory, src)[:, -1].",
 }
 
 BOOK_OUTPUTS: dict[tuple[str, int], list] = {}  # the book's searches' outputs on the cases
@@ -124,48 +152,43 @@ def sentences(result: object, rows: int, pad: int) -> list[list[int]]:
     return sentences
 
 
-def common_mistake(got: list, want: list, case: Case) -> str | None:
+def common_mistake(got: list, want: list, case: Case) -> Wrong | None:
     """A mistake of greedy and beam search alike, seen in the sentences ``got``."""
     pad, eos, L = case.pad, case.eos, case.max_len
     if all(s[:1] == [BOS_ID] for s in got) and [s[1:] for s in got] == want:
-        return (f"your output starts with BOS (id {BOS_ID}): return only the generated tokens, "
-                "(B, T') without BOS.")  # fmt: skip
+        return Wrong.named(MISTAKES, "greedy-with-bos", bos=BOS_ID)
     for i, s in enumerate(got):
         if pad in s:
-            return (f"sentence {i} has PAD (id {pad}) at step {s.index(pad)}, inside the "
-                    "sentence: padding is not a word. Give it the score -inf before choosing "
-                    "a token; PAD only fills a row after its EOS.")  # fmt: skip
+            return Wrong.named(MISTAKES, "greedy-pad-as-word", i=i, pad=pad, t=s.index(pad))
     for i, s in enumerate(got):
         if eos in s[:-1]:
             t = s.index(eos)
-            return (f"sentence {i} goes on after its EOS at step {t} (then {s[t + 1 : t + 4]}"
-                    f"...): a sentence (a hypothesis) that has produced EOS (id {eos}) is "
-                    "finished; only PAD may follow.")  # fmt: skip
+            return Wrong.named(MISTAKES, "greedy-no-stop", i=i, t=t, after=s[t + 1 : t + 4],
+                               eos=eos)  # fmt: skip
     cut = [s[:-1] if s[-1:] == [eos] else s for s in want]
     if got == cut and cut != want:
         i = next(i for i, s in enumerate(want) if s[-1:] == [eos])
-        return (f"your sentences end without their EOS (id {eos}): sentence {i} should be "
-                f"{want[i]}, yours is {got[i]}. EOS is part of the output: keep it, and pad "
-                "after it.")  # fmt: skip
+        return Wrong.named(MISTAKES, "greedy-eos-dropped", eos=eos, i=i, want=want[i], got=got[i])
     for i, (s, right) in enumerate(zip(got, want, strict=True)):
         if eos not in right + s and abs(len(s) - L) == 1 and s[: L - 1] == right[: L - 1]:
-            return (f"off by one: sentence {i} never produces EOS, so it stops after "
-                    f"max_len = {L} tokens; yours has {len(s)}.")  # fmt: skip
+            return Wrong.named(MISTAKES, "greedy-off-by-one", i=i, max_len=L, n=len(s))
     return None
 
 
-def first_difference(got: list, want: list, what: str, case: Case) -> str:
+def first_difference(got: list, want: list, what: str, case: Case) -> Wrong:
+    """The first sentence where ``got`` differs from ``want``, the output of ``what`` (a
+    message, said)."""
     for i, (s, right) in enumerate(zip(got, want, strict=True)):
         if s != right:
             pairs = enumerate(zip(s, right, strict=False))
             t = next((t for t, (a, b) in pairs if a != b), min(len(s), len(right)))
-            return (f"sentence {i} differs from {what} from step {t} on: {right} expected, "
-                    f"yours {s} (src {tuple(case.src.shape)}, max_len = {case.max_len}, "
-                    f"EOS = {case.eos}).")  # fmt: skip
-    return f"the output differs from {what}."
+            return Wrong.differs(MESSAGES, "first-difference", i=i, what=what, t=t, right=right,
+                                 s=s, shape=tuple(case.src.shape), max_len=case.max_len,
+                                 eos=case.eos)  # fmt: skip
+    return Wrong.differs(MESSAGES, "output-differs", what=what)
 
 
-def alone_mistake(fn: Callable, got: list, case: Case, **kwargs) -> str | None:
+def alone_mistake(fn: Callable, got: list, case: Case, **kwargs) -> Wrong | None:
     """Decode each sentence of ``case`` alone (its padding cut off) with ``fn``: it must come
     out as in the batch, where it came out as ``got``."""
     model, src, L, eos, pad = case.model, case.src, case.max_len, case.eos, case.pad
@@ -178,19 +201,15 @@ def alone_mistake(fn: Callable, got: list, case: Case, **kwargs) -> str | None:
             out = fn(model, sentence, L, BOS_ID, eos)
         alone = sentences(out, 1, pad)[0]
         if alone != got[i]:
-            early = len(got[i]) < len(alone) and eos not in got[i]
-            return (
-                f"sentence {i} comes out differently in the batch ({got[i]}) than alone "
-                f"({alone}): each sentence must be decoded as if it were alone."
-                + (" Does your loop stop when the first sentence ends, instead of when "
-                   "every sentence has?" if early else "")
-            )  # fmt: skip
+            if len(got[i]) < len(alone) and eos not in got[i]:  # stopped early
+                return Wrong.named(MISTAKES, "greedy-first-stop", i=i, batch=got[i], alone=alone)
+            return Wrong.differs(MESSAGES, "alone-differs", i=i, batch=got[i], alone=alone)
     return None
 
 
 @torch.no_grad()
 def _greedy_variant(case: Case, mistake: str) -> list[list[int]]:
-    """Greedy search with one typical ``mistake`` (a key of ``_GREEDY_MISTAKES``)."""
+    """Greedy search with one typical ``mistake`` (one of ``_GREEDY_MISTAKES``)."""
     model, src, L, eos, pad = case.model, case.src, case.max_len, case.eos, case.pad
     memory = model.encode(src)  # (B, S, D)
     tokens = torch.full((src.shape[0], 1), BOS_ID)  # (B, t)
@@ -207,14 +226,7 @@ def _greedy_variant(case: Case, mistake: str) -> list[list[int]]:
     return sentences(tokens[:, 1:], len(src), pad)
 
 
-_GREEDY_MISTAKES = {
-    "last-token-only": "your decoder is fed only the last token at each step, so it forgets the "
-    "prefix: without a cache, feed the whole prefix (BOS and every token so far) and take the "
-    "logits of its last position, model.decode(tokens, memory, src)[:, -1].",
-    "first-position": "the next token is chosen from the logits of the first position "
-    "([:, 0], the one after BOS) at every step: it comes from the last position, "
-    "model.decode(tokens, memory, src)[:, -1].",
-}
+_GREEDY_MISTAKES = ("last-token-only", "first-position")  # greedy-<mistake> of MISTAKES
 
 
 @check("greedy decoding", call="fn(model, src, max_len, bos_id, eos_id)")
@@ -235,17 +247,18 @@ def check_greedy_decode(fn: Callable[..., Tensor]) -> Verdict:
         outputs.append(got)
         if got == want:
             continue
-        words = common_mistake(got, want, case)
-        for mistake, sentence in _GREEDY_MISTAKES.items():
-            if words is None and got == _greedy_variant(case, mistake):
-                words = sentence
-        if words is None:
+        wrong = common_mistake(got, want, case)
+        for mistake in _GREEDY_MISTAKES:
+            if wrong is None and got == _greedy_variant(case, mistake):
+                wrong = Wrong.named(MISTAKES, f"greedy-{mistake}")
+        if wrong is None:
             _expect_argmax(got, case)
-        words = words or alone_mistake(fn, got, case)
-        raise Wrong(words or first_difference(got, want, "the book's greedy search", case))
-    words = alone_mistake(fn, outputs[0], cases[0])
-    if words:
-        raise Wrong(words)
+            wrong = alone_mistake(fn, got, case)
+        what = say(MESSAGES, "book-greedy")
+        raise wrong if wrong is not None else first_difference(got, want, what, case)
+    wrong = alone_mistake(fn, outputs[0], cases[0])
+    if wrong is not None:
+        raise wrong
     _expect_eval_mode(fn, cases[0], outputs[0])
     return "tokens, the stop at EOS, max_len, padding, and each sentence alone are right."
 

@@ -30,7 +30,7 @@ def greedy_by_hand(model, src, max_len, bos_id, eos_id, mistake=None):
     pad = model.config.pad_id
     tokens = torch.full((src.shape[0], 1), bos_id)  # (B, 1)
     done = torch.zeros(src.shape[0], dtype=torch.bool)
-    for _ in range(max_len + (mistake == "one-more") - (mistake == "one-less")):
+    for _ in range(max_len + (mistake == "off-by-one") - (mistake == "one-less")):
         fed = tokens[:, -1:] if mistake == "last-token-only" else tokens
         logits = model.decode(fed, memory, src)[:, 0 if mistake == "first-position" else -1]
         if mistake != "pad-as-word":
@@ -74,7 +74,7 @@ _GREEDY = [
     ("no-stop", "goes on after its EOS"),
     ("pad-as-word", "padding is not a word"),
     ("first-stop", "differently in the batch"),
-    ("one-more", "off by one"),
+    ("off-by-one", "off by one"),  # one step more
     ("one-less", "off by one"),
     ("last-token-only", "fed only the last token"),
     ("first-position", "logits of the first position"),
@@ -437,35 +437,51 @@ def greedy_in_any_mode(model, src, max_len, bos_id, eos_id):
     return greedy_by_hand(model, src, max_len, bos_id, eos_id, mistake="train")
 
 
+# entries that are another entry's mistake, written another way or caught by the same sentence
+# (the beam search check names the mistakes of greedy and beam search alike by greedy-<mistake>)
+SAME = {
+    "greedy-one-less": "greedy-off-by-one",
+    "beam-pad-in-length": "beam-no-penalty",
+    "beam-pad-allowed": "greedy-pad-as-word",
+    "beam-extend-finished": "greedy-no-stop",
+    "beam-eos-is-a-word": "beam-no-finished",
+    "beam-first-stop": "greedy-first-stop",
+}
+
+
+def _entry(checker, name, code, diagnosis):
+    return Mistake(checker, name, code, diagnosis, mistake=SAME.get(name))
+
+
 MISTAKES = (
-    [Mistake(check.check_greedy_decode, f"greedy-{m}", greedy_with(m), d) for m, d in _GREEDY]
-    + [Mistake(check.check_beam_search, f"beam-{m}", beam_with(m), d) for m, d in _BEAM]
+    [_entry(check.check_greedy_decode, f"greedy-{m}", greedy_with(m), d) for m, d in _GREEDY]
+    + [_entry(check.check_beam_search, f"beam-{m}", beam_with(m), d) for m, d in _BEAM]
     + [
-        Mistake(
+        _entry(
             check.check_beam_search,
             "beam-no-finished",
             partial(beam_per_sentence, mistake="no-finished"),
             "no finished state",
         ),
-        Mistake(
+        _entry(
             check.check_beam_search,
             "beam-eos-is-a-word",
             beam_eos_is_a_word,
             "no finished state",
         ),
-        Mistake(
+        _entry(
             check.check_beam_search,
             "beam-finished-list",
             beam_finished_list,
             "leave the beam for a list of their own",
         ),
-        Mistake(
+        _entry(
             check.check_beam_search,
             "beam-first-finished",
             partial(beam_per_sentence, mistake="first-finished"),
             "stops at its first finished hypothesis",
         ),
-        Mistake(
+        _entry(
             check.check_beam_search,
             "beam-first-stop",
             beam_stops_at_first_sentence,
