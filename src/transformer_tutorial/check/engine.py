@@ -56,7 +56,8 @@ MESSAGES = {
     "slip": "the check calls your code as `{call}`, but {why} (your `{name}` takes {signature}).",
     "not-written": "not written yet -- replace `raise NotImplementedError` with your code and run "
     "the cell again.",
-    "raised-here": "your code raised {error} {place}{text}",
+    "raised-here": "your code raised {error} {place}: {text}",
+    "raised-here-silent": "your code raised {error} {place}.",
     "raised": "your code raised {error}",
     "checker-bug": "this is a bug in the checker, not in your code; please report it with this "
     "message: {error} (in transformer_tutorial/check/{place}).",
@@ -360,8 +361,8 @@ def describe(err: BaseException, spec: Call, code: object = None) -> str:
                    place=f"{Path(place.filename).name}:{place.lineno}")  # fmt: skip
     if place is None:
         return say(MESSAGES, "raised", error=error)
-    text = f": {first_line}" if first_line else "."
-    message = say(MESSAGES, "raised-here", error=type(err).__name__, place=where(place), text=text)
+    key = "raised-here" if first_line else "raised-here-silent"
+    message = say(MESSAGES, key, error=type(err).__name__, place=where(place), text=first_line)
     for pattern, hint in _HINTS.items():
         if re.search(pattern, str(err)):
             message += " -- " + say(MESSAGES, hint)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
+import re
 from types import ModuleType
 
 FAMILIES = (
@@ -119,3 +121,125 @@ def update_catalog(po_path=None) -> None:
             catalog.append(polib.POEntry(msgid=template, msgstr="", comment=" ".join(keys)))
     path.parent.mkdir(parents=True, exist_ok=True)
     catalog.save(str(path))
+
+
+# --- a verdict printed in English, said again in the language in use ----------------------------
+
+_FIELD = re.compile(r"\{(\w+)(?:[:!][^{}]*)?\}")
+_PIECE = re.compile(r"(\{\w+(?:[:!][^{}]*)?\})")
+
+
+@functools.cache
+def _templates() -> list[tuple[list[str], str]]:
+    """Each template with fields, split into its pieces (literal, field, literal, ...); the
+    most specific (the most literal words) first."""
+    found = []
+    for template in set(all_messages().values()):
+        pieces = _PIECE.split(template)
+        literal = "".join(pieces[0::2])
+        if len(pieces) > 1 and len(literal) >= 8:
+            found.append((pieces, template))
+    return sorted(found, key=lambda t: -len("".join(t[0][0::2])))
+
+
+def _parses(text: str, pieces: list[str], at: int = 0):
+    """Every way ``text[at:]`` reads as ``pieces`` (a literal, then field, literal, ...): the
+    fields' values, in order."""
+    literal = pieces[0].replace("{{", "{").replace("}}", "}")
+    if not text.startswith(literal, at):
+        return
+    at += len(literal)
+    if len(pieces) == 1:
+        if at == len(text):
+            yield []
+        return
+    after = pieces[2].replace("{{", "{").replace("}}", "}")
+    ends = (
+        range(at + 1, len(text) + 1)
+        if not after
+        else (i for i in range(at + 1, len(text) + 1) if text.startswith(after, i))
+    )
+    for end in ends:
+        for rest in _parses(text, pieces[2:], end):
+            yield [text[at:end], *rest]
+
+
+@functools.lru_cache(maxsize=4096)
+def said_again(english: str) -> str:
+    """``english``, one message as the checker said it in English, in the language in use: the
+    template it came from, translated, with its fields said again the same way (a field that
+    is not a message stays as it was). Text that no template says is returned as it is."""
+    from .verdict import translate
+
+    exact = translate(english)
+    if exact != english or english in all_messages().values():
+        return exact
+    for pieces, template in _templates():
+        if not all(p.replace("{{", "{").replace("}}", "}") in english for p in pieces[0::2]):
+            continue  # a literal part of the template is missing: not this one
+        names = [_FIELD.fullmatch(p).group(1) for p in pieces[1::2]]
+        best = None  # the reading whose fields are most often messages themselves
+        for i, values in enumerate(_parses(english, pieces)):
+            if len(set(names)) < len(names):  # a field said twice says the same both times
+                seen = {}
+                if any(seen.setdefault(n, v) != v for n, v in zip(names, values, strict=True)):
+                    continue
+            said = [said_again(v) for v in values]
+            score = sum(a != v for a, v in zip(said, values, strict=True))
+            if best is None or score > best[0]:
+                best = (score, dict(zip(names, said, strict=True)))
+            if i > 200:
+                break
+        if best is not None:
+            fields = best[1]
+            return _FIELD.sub(
+                lambda m, f=fields: f.get(m.group(1), m.group(0)), translate(template)
+            )
+    if " -- " in english:  # a message and its hint
+        return " —— ".join(said_again(part) for part in english.split(" -- "))
+    parts = english.split(", then ")  # sub-layers named in order, when each is a message
+    if len(parts) > 1 and all(translate(p) != p for p in parts):
+        return translate(", then ").join(translate(p) for p in parts)
+    return english
+
+
+def unfold(lines: list[str]) -> str:
+    """The verdict that ``wrap_verdict`` folded into ``lines``, on one line again."""
+    text = lines[0]
+    for line in lines[1:]:
+        rest = line[2:]
+        if re.search(r"[A-Za-z]-\Z", text) or (_wide(text[-1:]) or _wide(rest[:1])):
+            text += rest  # a word broken at its hyphen, or a break between CJK characters
+        else:
+            text += " " + rest
+    return text
+
+
+def _wide(char: str) -> bool:
+    import unicodedata
+
+    return bool(char) and unicodedata.east_asian_width(char) in "WF"
+
+
+def verdicts_said_again(output: str) -> str:
+    """Every verdict line (``✓ block: ...`` / ``✗ block: ...``, folded or not) of a printed
+    output, said again in the language in use and folded as the checker folds it."""
+    from .verdict import MESSAGES, say, wrap_verdict
+
+    lines, out, i = output.split("\n"), [], 0
+    while i < len(lines):
+        if not re.match(r"[✓✗] [^:]+?: ", lines[i]):
+            out.append(lines[i])
+            i += 1
+            continue
+        j = i + 1
+        while j < len(lines) and lines[j].startswith("  "):
+            j += 1
+        mark, block, message = re.match(
+            r"([✓✗]) ([^:]+?): (.*)\Z", unfold(lines[i:j]), re.S
+        ).groups()
+        shown = say(MESSAGES, "verdict", mark=mark, block=said_again(block),
+                    message=said_again(message))  # fmt: skip
+        out.append(wrap_verdict(shown))
+        i = j
+    return "\n".join(out)

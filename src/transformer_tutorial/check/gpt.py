@@ -73,8 +73,8 @@ MESSAGES = {
     "all": "probabilities {probs}, p = 1",
     "batch": "a batch of 4 rows, p = {p:g}",
     "random": "random logits of shape (2, 3, {V}), p = {p:g}",
-    "row": " (row {i})",
-    "for-row": "for {what}{row}: {said}",
+    "for-row": "for {what}: {said}",
+    "for-row-of-batch": "for {what} (row {i}): {said}",
     "top-p-keeps": "you keep tokens {ids}; the nucleus is tokens {right}.",
     "top-p-not-float": "return the filtered logits as floats, not {dtype}.",
     "top-p-nan": "your filtered logits contain NaN; a token outside the nucleus gets the logit "
@@ -240,14 +240,14 @@ def _judge(fn: Callable, logits: Tensor, p: float, what: str, probes: list) -> l
         wrongs = []
         for i, (k, w, q, o, x) in enumerate(rows):
             if not _same_nucleus(k, w, q):
-                row = say(MESSAGES, "row", i=i) if len(rows) > 1 else ""
+                key, row = ("for-row-of-batch", {"i": i}) if len(rows) > 1 else ("for-row", {})
                 inner = _row_mistake(k, w, q, p, o, x)
                 ids = torch.nonzero(k).flatten().tolist()
                 right = torch.nonzero(w).flatten().tolist()
                 plain = say(MESSAGES, "top-p-keeps", ids=ids, right=right)
-                wrongs.append(Wrong(say(MESSAGES, "for-row", what=what, row=row, said=str(inner)),
+                wrongs.append(Wrong(say(MESSAGES, key, what=what, said=str(inner), **row),
                                     inner.mistake,
-                                    say(MESSAGES, "for-row", what=what, row=row, said=plain)))  # fmt: skip
+                                    say(MESSAGES, key, what=what, said=plain, **row)))  # fmt: skip
         return wrongs
     if torch.allclose(out[kept], probs[kept]) or torch.allclose(
         out[kept], (probs * want / (probs * want).sum(-1, keepdim=True))[kept]

@@ -73,7 +73,7 @@ MESSAGES = {
     "middle is right. Frame t sees the keys max(0, t - w) .. {upper}, fewer than the others near "
     "the edges, but it still has an output.",
     "banded-differs": "the output differs from full attention under the band mask {here} at "
-    "frames {frames}{more}.",
+    "frames {frames}.",
     "banded-window-itself": "with window = {window} and T = {T}, each frame sees only itself, so "
     "the output is v. {diagnosis}",
     "banded-window-whole": "with window = {window} and T = {T}, the band covers the whole "
@@ -254,8 +254,8 @@ def _edges_or_difference(
     if w > 0 and bad and all(t < w or t >= T - (0 if causal else w) for t in bad):
         upper = "t" if causal else "min(T - 1, t + w)"
         return Wrong.differs(MESSAGES, "banded-ends-differ", bad=bad, here=here, upper=upper)
-    more = " ..." if len(bad) > 8 else ""
-    return Wrong.differs(MESSAGES, "banded-differs", here=here, frames=bad[:8], more=more)
+    frames = ", ".join(map(str, bad[:8])) + (", ..." if len(bad) > 8 else "")
+    return Wrong.differs(MESSAGES, "banded-differs", here=here, frames=f"[{frames}]")
 
 
 @check("banded local attention", call="fn(q, k, v, window, causal=False, key_padding=None)")

@@ -9,6 +9,7 @@ that a translation can replace the template and nothing else: ``say(TABLE, "id",
 from __future__ import annotations
 
 import textwrap
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -17,15 +18,53 @@ from ..language import translate as translate_in
 
 POLARITY = "in this book a mask is True where a query *may attend*"
 
-MESSAGES = {"verdict": "{mark} {block}: {message}"}  # one line of a verdict, as printed
+MESSAGES = {
+    "verdict": "{mark} {block}: {message}",  # one line of a verdict, as printed
+    "polarity": POLARITY,
+}
+
+
+def _width(char: str) -> int:
+    """Columns a character takes in a terminal or a notebook's output: 2 for CJK."""
+    return 2 if unicodedata.east_asian_width(char) in "WF" else 1
+
+
+_NO_START = "，。、；：？！）」』”’》】"  # Chinese punctuation that never starts a line
+_NO_END = "（「『“‘《【"  # nor ends one
+
+
+def _fold_wide(line: str, width: int) -> list[str]:
+    """Fold a line holding CJK text at ``width`` columns: between two characters where one is
+    CJK, or at a space, never inside a Latin word or a number."""
+    lines, start, used, last_break = [], 0, 0, None
+    for i, char in enumerate(line):
+        used += _width(char)
+        wide = _width(char) == 2 or _width(line[i - 1]) == 2
+        if (
+            i > start
+            and (char == " " or wide)
+            and char not in _NO_START
+            and line[i - 1] not in _NO_END
+        ):
+            last_break = i
+        if used > width and last_break is not None and last_break > start:
+            lines.append(line[start:last_break].rstrip())
+            start = last_break + (line[last_break] == " ")
+            used = sum(_width(c) for c in line[start : i + 1]) + 2
+            last_break = None
+    lines.append(line[start:])
+    return [lines[0]] + ["  " + rest for rest in lines[1:]]
 
 
 def wrap_verdict(text: str, width: int = 100) -> str:
-    """Fold each line longer than ``width`` at spaces, so a verdict fits the book's text column."""
+    """Fold each line longer than ``width`` columns at spaces (and between CJK characters), so
+    a verdict fits the book's text column."""
     lines = []
     for line in text.split("\n"):
-        if len(line) <= width:
+        if sum(_width(c) for c in line) <= width:
             lines.append(line)
+        elif any(_width(c) == 2 for c in line):
+            lines += _fold_wide(line, width)
         else:
             lines += textwrap.wrap(line, width, subsequent_indent="  ", break_long_words=False)
     return "\n".join(lines)
@@ -98,5 +137,7 @@ def translate(text: str) -> str:
 
 
 def say(table: dict[str, str], key: str, **fields: object) -> str:
-    """The message ``key`` of ``table``, translated, with its named fields filled in."""
-    return translate(table[key]).format(**fields)
+    """The message ``key`` of ``table``, translated, with its named fields filled in (a field
+    that is itself a message of the catalog, such as :data:`POLARITY`, translated too)."""
+    said = {k: translate(v) if isinstance(v, str) else v for k, v in fields.items()}
+    return translate(table[key]).format(**said)
