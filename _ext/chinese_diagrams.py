@@ -1,9 +1,11 @@
-"""Sphinx extension for the Chinese edition: each chapter's opening diagram drawn in Chinese.
+"""Sphinx extension for the Chinese edition: each chapter's opening diagram drawn in Chinese, and
+the checker's verdicts said in Chinese.
 
 The Chinese edition is built from the English notebooks (Sphinx translates their prose from the
 catalogs). A chapter's opening diagram is a figure, not prose: ``tools/i18n.py notebooks`` draws
 it with Chinese labels into the Chinese notebook ``zh/book/<page>.ipynb``, whose outputs of that
-cell carry ``{"transformer_tutorial": {"language": "zh_CN", ...}}`` in their metadata. Before
+cell carry ``{"transformer_tutorial": {"language": "zh_CN", ...}}`` in their metadata (a cell
+whose printed verdicts it says in Chinese carries it in the cell's own metadata). Before
 MyST-NB reads a page of the Chinese build, this extension puts those outputs in place of the
 English ones of the same cell (found by its cell id), and changes nothing else. Only
 ``tools/i18n.py build`` loads it (the English build shows the stored English outputs).
@@ -25,8 +27,9 @@ def chinese_outputs(notebook: dict, chinese: dict, language: str) -> int:
         for cell in chinese.get("cells", [])
         if cell.get("cell_type") == "code"
         and cell.get("outputs")
-        and all(o.get("metadata", {}).get(DRAWN, {}).get("language") == language
-                for o in cell["outputs"])
+        and (all(o.get("metadata", {}).get(DRAWN, {}).get("language") == language
+                 for o in cell["outputs"])
+             or cell.get("metadata", {}).get(DRAWN, {}).get("language") == language)
     }  # fmt: skip
     changed = 0
     for cell in notebook.get("cells", []):

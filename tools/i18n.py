@@ -633,8 +633,37 @@ def chinese_notebook(
     index = diagram_cell(nb)
     if index is not None and drawn is not None:
         nb.cells[index].outputs = [nbformat.from_dict(o) for o in drawn]
+    said_in_chinese(nb)
     nb.metadata["language"] = "zh-CN"
     return nb, done, missed
+
+
+def said_in_chinese(nb: nbformat.NotebookNode) -> int:
+    """The checker's verdicts among the stored outputs (``✓ block: ...`` / ``✗ block: ...``),
+    said as the checker says them in Chinese, which is what the Chinese notebook prints when it
+    runs (its first cell sets the language); the cell is marked, so that the Chinese edition
+    shows these outputs too (_ext/chinese_diagrams.py). Returns how many cells changed."""
+    from transformer_tutorial.check import families, set_language
+
+    set_language(LANGUAGE)
+    changed = 0
+    try:
+        for cell in nb.cells:
+            if cell.cell_type != "code":
+                continue
+            said = False
+            for output in cell.get("outputs", []):
+                if output.get("output_type") == "stream" and re.search(
+                    r"^[✓✗] ", output.text, re.M
+                ):
+                    output.text = families.verdicts_said_again(output.text)
+                    said = True
+            if said:
+                cell.metadata[DRAWN] = {"language": LANGUAGE, "outputs": "verdicts"}
+                changed += 1
+    finally:
+        set_language("en")
+    return changed
 
 
 def stored_diagrams(target: Path) -> list[dict] | None:

@@ -148,9 +148,11 @@ def test_the_catalogs_are_what_the_tool_writes(tmp_path: Path) -> None:
 def test_the_chinese_notebooks_are_up_to_date_and_run_the_english_code() -> None:
     """zh/book/*.ipynb, the notebooks the Chinese edition's Colab and download buttons open, are
     what tools/i18n.py writes from the English notebooks and the catalogs. Their code and stored
-    outputs are the English ones, so nbval's checks hold for them too, with two differences: the
-    first code cell ends by choosing Chinese figures, and the opening diagram's outputs are drawn
-    in Chinese (compared with a fresh drawing in test_every_chinese_diagram_is_stored_as_drawn)."""
+    outputs are the English ones, so nbval's checks hold for them too, with three differences: the
+    first code cell ends by choosing Chinese figures, the opening diagram's outputs are drawn
+    in Chinese (compared with a fresh drawing in test_every_chinese_diagram_is_stored_as_drawn),
+    and the checker's verdicts are said in Chinese, as the checker says them there (the
+    translation itself: tests/check/test_language.py); every other printed line stays."""
     import nbformat
 
     result = subprocess.run(
@@ -175,6 +177,21 @@ def test_the_chinese_notebooks_are_up_to_date_and_run_the_english_code() -> None
             if i == diagram:
                 assert len(a.outputs) == len(b.outputs), english.name
                 assert all(o.metadata[i18n.DRAWN]["language"] == "zh_CN" for o in a.outputs)
+            elif a.metadata.get(i18n.DRAWN, {}).get("outputs") == "verdicts":
+                assert len(a.outputs) == len(b.outputs), english.name
+                for zh_out, en_out in zip(a.outputs, b.outputs, strict=True):
+                    verdicts = [
+                        line
+                        for line in zh_out.get("text", "").split("\n")
+                        if line[:2] in ("✓ ", "✗ ")
+                    ]
+                    assert all(re.search("[\u4e00-\u9fff]", v) for v in verdicts), verdicts
+                    others = [
+                        line
+                        for line in en_out.get("text", "").split("\n")
+                        if line[:2] not in ("✓ ", "✗ ", "  ")
+                    ]
+                    assert all(line in zh_out.get("text", "") for line in others), english.name
             else:
                 assert a.outputs == b.outputs, english.name
 

@@ -9,6 +9,7 @@ import string
 import polib
 import pytest
 import torch
+from mistakes import all_mistakes
 
 from transformer_tutorial import check
 from transformer_tutorial.check import families
@@ -61,3 +62,30 @@ def test_english_is_the_default_and_the_environment_can_ask(monkeypatch, capsys)
     assert check.check_layer_norm(no_eps).message.startswith("eps is missing")
     monkeypatch.setenv("TRANSFORMER_TUTORIAL_LANGUAGE", "zh_CN")
     assert check.check_layer_norm(no_eps).message.startswith("缺少 eps")
+
+
+def _verdict(entry, language: str) -> str:
+    set_language(language)
+    try:
+        return str(entry.check(entry.code))
+    finally:
+        set_language("en")
+
+
+@pytest.mark.parametrize(
+    "entry",
+    all_mistakes()[::5],  # every fifth entry of the catalogue: the 28 checks
+    ids=lambda m: m.name,
+)
+def test_a_verdict_printed_in_english_is_said_again_as_the_checker_says_it_in_chinese(
+    entry, capsys
+):
+    """What the Chinese notebooks store (tools/i18n.py: the English outputs said again) is what
+    the checker prints when the notebook runs in Chinese."""
+    english, chinese = _verdict(entry, "en"), _verdict(entry, "zh_CN")
+    capsys.readouterr()
+    set_language("zh_CN")
+    try:
+        assert families.verdicts_said_again(english) == chinese
+    finally:
+        set_language("en")

@@ -17,6 +17,7 @@ from ..transformer import (
     residual,
 )
 from .diagnoses import expect_same_twice
+from .engine import MESSAGES as ENGINE_MESSAGES
 from .engine import Call, check, describe
 from .tensors import close, expect_tensor, gradient_mismatch, jitter, randn, with_weights_of
 from .verdict import POLARITY, Verdict, Wrong, say
@@ -364,7 +365,7 @@ def _build(cls: type, block: _Block, args: tuple, norm_first: bool) -> _Run:
             if "bug in the checker" in message:
                 raise
             if block.hint:
-                message += " -- " + block.hint
+                message = say(ENGINE_MESSAGES, "with-hint", message=message, hint=block.hint)
             raise Wrong(message) from err
     got = expect_tensor(result, "the output", args[0].shape)
     return _Run(norm_first, mine, reference, got, args)

@@ -65,6 +65,7 @@ MESSAGES = {
     "place-file": "at `{file}:{line}`{shown}",
     "hint-dtype": "the check calls your code with float64 tensors: make each new tensor with "
     "the input's dtype (torch.zeros_like(x), or dtype=x.dtype), or cast your result at the end.",
+    "with-hint": "{message} -- {hint}",
     "hint-tuple": "the book's attention modules and functions return a pair (output, weights): "
     "take the output, e.g. `out, _ = self.self_attn(...)` or `self.self_attn(...)[0]`.",
     "arguments-reordered": "the check calls your code as `{call}`, but `{name}` takes {signature}: "
@@ -365,5 +366,5 @@ def describe(err: BaseException, spec: Call, code: object = None) -> str:
     message = say(MESSAGES, key, error=type(err).__name__, place=where(place), text=first_line)
     for pattern, hint in _HINTS.items():
         if re.search(pattern, str(err)):
-            message += " -- " + say(MESSAGES, hint)
+            message = say(MESSAGES, "with-hint", message=message, hint=say(MESSAGES, hint))
     return message

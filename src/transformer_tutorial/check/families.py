@@ -137,7 +137,7 @@ def _templates() -> list[tuple[list[str], str]]:
     for template in set(all_messages().values()):
         pieces = _PIECE.split(template)
         literal = "".join(pieces[0::2])
-        if len(pieces) > 1 and len(literal) >= 8:
+        if len(pieces) > 1 and len(literal) >= 5:
             found.append((pieces, template))
     return sorted(found, key=lambda t: -len("".join(t[0][0::2])))
 
@@ -174,6 +174,9 @@ def said_again(english: str) -> str:
     exact = translate(english)
     if exact != english or english in all_messages().values():
         return exact
+    escaped = english.replace("{", "{{").replace("}", "}}")  # a template with literal braces
+    if translate(escaped) != escaped:
+        return translate(escaped).replace("{{", "{").replace("}}", "}")
     for pieces, template in _templates():
         if not all(p.replace("{{", "{").replace("}}", "}") in english for p in pieces[0::2]):
             continue  # a literal part of the template is missing: not this one
@@ -185,7 +188,10 @@ def said_again(english: str) -> str:
                 if any(seen.setdefault(n, v) != v for n, v in zip(names, values, strict=True)):
                     continue
             said = [said_again(v) for v in values]
-            score = sum(a != v for a, v in zip(said, values, strict=True))
+            score = (  # the fields that are messages, then the fields whose brackets close
+                sum(a != v for a, v in zip(said, values, strict=True)),
+                sum(v.count("`") % 2 == 0 and v.count("(") == v.count(")") for v in values),
+            )
             if best is None or score > best[0]:
                 best = (score, dict(zip(names, said, strict=True)))
             if i > 200:
@@ -196,7 +202,7 @@ def said_again(english: str) -> str:
                 lambda m, f=fields: f.get(m.group(1), m.group(0)), translate(template)
             )
     if " -- " in english:  # a message and its hint
-        return " —— ".join(said_again(part) for part in english.split(" -- "))
+        return "——".join(said_again(part) for part in english.split(" -- "))
     parts = english.split(", then ")  # sub-layers named in order, when each is a message
     if len(parts) > 1 and all(translate(p) != p for p in parts):
         return translate(", then ").join(translate(p) for p in parts)
