@@ -7,6 +7,10 @@
 #     bash benchmarks/cpu_run.sh                  # needs the Multi30k files (see below)
 #     PAIR=zh-en bash benchmarks/cpu_run.sh       # Chinese→English on Tatoeba's pairs
 #     MINUTES=5 RUN_DIR=/tmp/try OUT=/tmp/try-results bash benchmarks/cpu_run.sh
+#     PROCS=2 THREADS=1 SEED=1 bash benchmarks/cpu_run.sh   # two processes (torchrun), one thread each
+#
+# PROCS=1 (the default) trains in one process with THREADS intra-op threads; PROCS=N > 1 runs
+# N data-parallel processes through torchrun, THREADS threads each, on the same global batch.
 #
 # Data: $TRANSFORMER_TUTORIAL_DATA, else ../shared/data beside the checkout, else the loader's
 # cache (it downloads the Multi30k files when it can; Tatoeba's cmn.txt must be put there).
@@ -23,10 +27,12 @@ RUN_DIR=${RUN_DIR:-runs/tiny-cpu$SUFFIX}
 OUT=${OUT:-results/translator/tiny-cpu$SUFFIX}
 MINUTES=${MINUTES:-15}
 THREADS=${THREADS:-2}
+PROCS=${PROCS:-1}
+SEED=${SEED:-0}
 if [[ -z "${TRANSFORMER_TUTORIAL_DATA:-}" && -d ../shared/data ]]; then
   export TRANSFORMER_TUTORIAL_DATA=$(cd ../shared/data && pwd)
 fi
-export OMP_NUM_THREADS=$THREADS PYTHONHASHSEED=0 MINUTES PAIR
+export OMP_NUM_THREADS=$THREADS PYTHONHASHSEED=0 MINUTES PAIR PROCS
 
 if [[ -e "$RUN_DIR" ]]; then
   echo "error: $RUN_DIR exists; remove it or set RUN_DIR to a new folder" >&2
@@ -34,8 +40,12 @@ if [[ -e "$RUN_DIR" ]]; then
 fi
 mkdir -p "$RUN_DIR" "$OUT"
 
-CMD=("$PYTHON" -m transformer_tutorial.train --preset tiny --pair "$PAIR" --run-dir "$RUN_DIR"
-  --max-minutes "$MINUTES" --samples 1000 --attention-samples 3
+LAUNCH=("$PYTHON")
+if (( PROCS > 1 )); then
+  LAUNCH=("$(dirname "$PYTHON")/torchrun" --standalone --nproc_per_node="$PROCS")
+fi
+CMD=("${LAUNCH[@]}" -m transformer_tutorial.train --preset tiny --pair "$PAIR" --run-dir "$RUN_DIR"
+  --max-minutes "$MINUTES" --seed "$SEED" --samples 1000 --attention-samples 3
   --checkpoint-every 100 --keep-checkpoints 1000 --no-progress)
 
 # Sample the load average every 15 s while the run lasts.
@@ -106,6 +116,7 @@ provenance = {
     },
     "cpu_cores": os.cpu_count(),
     "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+    "processes": int(os.environ["PROCS"]),
     "files": sorted(p.name for p in Path(out).iterdir()),
 }
 (Path(out) / "provenance.json").write_text(json.dumps(provenance, indent=2) + "\n")

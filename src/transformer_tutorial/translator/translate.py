@@ -3,6 +3,8 @@ of the run that trained it: German by default, Chinese or English with ``--pair`
 
 Usage::
 
+    python -m transformer_tutorial.translate --checkpoint de-en "Ein Hund läuft über die Wiese."
+    python -m transformer_tutorial.translate --checkpoint zh-en "我冷。"   # the shipped models
     python -m transformer_tutorial.translate --checkpoint runs/tiny "Ein Hund läuft im Schnee."
     python -m transformer_tutorial.translate --checkpoint runs/tiny --beam-size 4 < german.txt
     python -m transformer_tutorial.translate --checkpoint runs/tiny/checkpoints/step-001900 \
