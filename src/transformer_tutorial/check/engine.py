@@ -66,6 +66,10 @@ MESSAGES = {
     "hint-dtype": "the check calls your code with float64 tensors: make each new tensor with "
     "the input's dtype (torch.zeros_like(x), or dtype=x.dtype), or cast your result at the end.",
     "with-hint": "{message} -- {hint}",
+    "hint-none": "the check also calls your code with an optional argument left at None (such as "
+    "mask=None, no mask at all): handle None first (`if mask is None: ...`).",
+    "hint-broadcast": "two shapes do not line up here: a reduction without keepdim=True "
+    "(x.mean(-1) is (..., T), not (..., T, 1)) or a missing unsqueeze is the usual cause.",
     "hint-tuple": "the book's attention modules and functions return a pair (output, weights): "
     "take the output, e.g. `out, _ = self.self_attn(...)` or `self.self_attn(...)[0]`.",
     "arguments-reordered": "the check calls your code as `{call}`, but `{name}` takes {signature}: "
@@ -78,6 +82,8 @@ MESSAGES = {
 _HINTS = {
     r"did not match|expected scalar type|same dtype|dtype of|Found dtype": "hint-dtype",
     r"view size is not compatible with input tensor's size and stride": "hint-view",
+    r"for unary ~: 'NoneType'|'NoneType' object (has no attribute|is not subscriptable)": "hint-none",
+    r"The size of tensor a \(\d+\) must match the size of tensor b": "hint-broadcast",
     r"must be Tensor, not tuple|unsupported operand type\(s\) for .*'tuple'": "hint-tuple",
 }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import torch
@@ -18,6 +19,15 @@ from .tensors import backward, close, expect_tensor, randn, tolerance, with_weig
 from .verdict import Verdict, Wrong, say
 
 MISTAKES = {
+    "table-frequency-per-column": "each column has its own frequency: yours computes it from "
+    "the column index c itself; a sine and the cosine beside it share one, "
+    "w_j = 10000^(-2j / d_model) for columns 2j and 2j + 1.",
+    "table-two-pi": "your angles are 2 pi i w_j: the book's are i w_j, with "
+    "w_j = 10000^(-2j / d_model) (no factor 2 pi; the wavelengths already run from 2 pi to "
+    "10000 * 2 pi).",
+    "table-base": "your frequencies follow the base {base:g} instead of 10000: w_j = "
+    "10000^(-2j / d_model). (Written as exp(-2j ln(10000) / d_model), the log must be the "
+    "natural one, math.log.)",
     # LayerNorm
     "norm-over-batch": "you normalise over the batch axis B (that is BatchNorm); LayerNorm "
     "normalises each position over its own D features (the last axis).",
@@ -160,15 +170,28 @@ def check_causal_mask(fn: Callable[[int], Tensor]) -> Verdict:
 
 
 def _table(max_len: int, D: int, exponent: float = 1.0, start: int = 0, halves: bool = False,
-           cos: bool = True) -> Tensor:  # fmt: skip
+           cos: bool = True, base: float = 10000.0, scale: float = 1.0,
+           per_column: bool = False, inverse: bool = False) -> Tensor:  # fmt: skip
     """The sinusoidal table, or one typical mistake of it."""
     position = torch.arange(start, start + max_len, dtype=torch.float64)[:, None]
     two_j = torch.arange(0, D, 2, dtype=torch.float64)
-    angles = position * 10000.0 ** (-exponent * two_j / D)  # (max_len, D/2)
+    w = base ** (-exponent * two_j / D)  # (D/2,)
+    angles = scale * (position / w if inverse else position * w)  # (max_len, D/2)
     second = torch.cos(angles) if cos else torch.sin(angles)
+    if per_column:  # column c gets its own frequency base^(-c / D)
+        w_odd = base ** (-exponent * (two_j + 1) / D)
+        second = torch.cos(scale * position * w_odd)
     if halves:
         return torch.cat([torch.sin(angles), second], dim=-1)
     return torch.stack([torch.sin(angles), second], dim=-1).flatten(1)
+
+
+def _base_of(got: Tensor, D: int) -> float | None:
+    """The base b of w_j = b^(-2j / D) that the table's column 2 (sin(i w_1)) shows, if any."""
+    w1 = float(torch.asin(got[1, 2].clamp(-1, 1)))
+    if not 0 < w1 < 1:
+        return None
+    return round(w1 ** (-D / 2), 3)
 
 
 @check("sinusoidal positional encoding", call="fn(max_len, d_model)")
@@ -188,17 +211,23 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], Tensor]) -> Verdict:
     if close(got, swapped, 1e-4):
         raise Wrong.named(MISTAKES, "table-swapped")
     w1 = 10000 ** (-2 / D)
-    mistakes = {  # the mistake, the table it gives
-        "table-halves": {"halves": True},
-        "table-from-position-1": {"start": 1},
-        "table-all-sines": {"cos": False},
-        "table-half-exponent": {"exponent": 0.5},
-        "table-double-exponent": {"exponent": 2.0},
-        "table-growing-frequencies": {"exponent": -1.0},
-    }
-    for key, variant in mistakes.items():
+    mistakes = [  # the mistake, the table it gives
+        ("table-halves", {"halves": True}),
+        ("table-from-position-1", {"start": 1}),
+        ("table-all-sines", {"cos": False}),
+        ("table-half-exponent", {"exponent": 0.5}),
+        ("table-double-exponent", {"exponent": 2.0}),
+        ("table-growing-frequencies", {"exponent": -1.0}),
+        ("table-frequency-per-column", {"per_column": True}),
+        ("table-frequency-per-column", {"per_column": True, "exponent": 2.0}),
+        ("table-two-pi", {"scale": 2 * math.pi}),
+    ]
+    for key, variant in mistakes:
         if close(got, _table(max_len, D, **variant), 1e-4):
             raise Wrong.named(MISTAKES, key, w1=w1)
+    base = _base_of(got, D)
+    if base is not None and close(got, _table(max_len, D, base=base), 1e-4):
+        raise Wrong.named(MISTAKES, "table-base", base=base)
     if close(got[0], torch.zeros(D, dtype=got.dtype)):
         raise Wrong.named(MISTAKES, "table-zeros")
     if not close(got[0], expected[0], 1e-4):

@@ -12,6 +12,16 @@ from .engine import check
 from .verdict import Verdict, Wrong
 
 MISTAKES = {
+    "pad-one-too-wide": "your batch is {width} columns wide, one more than the longest sequence "
+    "({T}): the width T is the longest length, so the longest row has no padding.",
+    "pad-pair-swapped": "you return (lengths, padded): the book's order is (padded, lengths), "
+    "the batch first.",
+    "mask-width-batch": "your mask is {shape}: its width is the batch size B = {B}; the width "
+    "is the longest length, max(lengths) = {T} (or max_len when it is given).",
+    "mask-extra-axis": "your mask has an extra axis, {shape}: return (B, T) = ({B}, {T}); the "
+    "attention code adds the axes it needs.",
+    "mask-shifted": "your mask is shifted one position to the right: row b is True at positions "
+    "1 .. lengths[b]; it is True at 0 .. lengths[b] - 1 (positions count from 0).",
     "pad-lengths-from-batch": "with pad_value={pad} your lengths are {got}, expected {want}: a "
     "length counted in the padded batch (its non-zero entries, or the entries other than 0) "
     "is wrong when the padding is not 0 or a token id is. Take each sequence's own length, "
@@ -88,6 +98,10 @@ def check_pad_sequences(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
     B, T = len(seqs), max(len(s) for s in seqs)
     want, want_lengths = pad_sequences(seqs, pad_value=0)
     padded, lengths = _padded_and_lengths(fn([list(s) for s in seqs]))
+    if padded.dim() == 1 and lengths.dim() == 2:
+        raise Wrong.named(MISTAKES, "pad-pair-swapped")
+    if tuple(padded.shape) == (B, T + 1):
+        raise Wrong.named(MISTAKES, "pad-one-too-wide", width=T + 1, T=T)
     if tuple(padded.shape) == (T, B):
         raise Wrong.named(MISTAKES, "pad-time-first", shape=tuple(padded.shape), B=B, T=T)
     if padded.dim() == 2 and padded.shape[0] == B and padded.shape[1] == len(seqs[0]) < T:
@@ -155,6 +169,10 @@ def check_padding_mask(fn: Callable[..., Tensor]) -> Verdict:
         raise Wrong.differs(MESSAGES, "mask-not-tensor", kind=type(got).__name__)
     if tuple(got.shape) == (T, B) and tuple(got.shape) != (B, T):
         raise Wrong.named(MISTAKES, "mask-time-first", shape=tuple(got.shape), B=B, T=T)
+    if tuple(got.shape) == (B, B) and B != T:
+        raise Wrong.named(MISTAKES, "mask-width-batch", shape=tuple(got.shape), B=B, T=T)
+    if tuple(got.shape) == (B, T, 1):
+        raise Wrong.named(MISTAKES, "mask-extra-axis", shape=tuple(got.shape), B=B, T=T)
     if tuple(got.shape) != (B, T):
         raise Wrong.differs(MESSAGES, "mask-shape", lengths=lengths.tolist(), B=B, T=T,
                              shape=tuple(got.shape))  # fmt: skip
@@ -168,6 +186,8 @@ def check_padding_mask(fn: Callable[..., Tensor]) -> Verdict:
     positions = torch.arange(T)
     if torch.equal(got, positions[None, :] <= lengths[:, None]):
         raise Wrong.named(MISTAKES, "mask-off-by-one")
+    if torch.equal(got, (positions[None, :] >= 1) & (positions[None, :] <= lengths[:, None])):
+        raise Wrong.named(MISTAKES, "mask-shifted")
     if not torch.equal(got, want):
         raise Wrong.differs(MESSAGES, "mask-differs", lengths=lengths.tolist(), want=want.int(),
                              got=got.int())  # fmt: skip

@@ -41,6 +41,29 @@ def table_with(exponent=1.0, start=0, halves=False, second=torch.cos):
     return table
 
 
+def table_per_column(max_len, d_model):
+    """Each column c its own frequency 10000^(-c / d_model), as a loop over columns gives."""
+    pos = torch.arange(max_len, dtype=torch.float64)[:, None]
+    w = 10000.0 ** (-torch.arange(d_model, dtype=torch.float64) / d_model)
+    pe = torch.sin(pos * w)
+    pe[:, 1::2] = torch.cos(pos * w[1::2])
+    return pe
+
+
+def table_base(base=None, scale=1.0, inverse=False):
+    def table(max_len, d_model):
+        pos = torch.arange(max_len, dtype=torch.float64)[:, None]
+        two_j = torch.arange(0, d_model, 2, dtype=torch.float64)
+        if base is None:  # exp(-2j log10(10000) / d): the base-10 log where ln was meant
+            w = torch.exp(-two_j * math.log10(10000.0) / d_model)
+        else:
+            w = base ** (-two_j / d_model)
+        angle = scale * (pos / w if inverse else pos * w)
+        return torch.stack([torch.sin(angle), torch.cos(angle)], dim=-1).flatten(1)
+
+    return table
+
+
 def table_swapped(max_len, d_model):
     pe = sinusoidal_encoding(max_len, d_model)
     return torch.stack([pe[:, 1::2], pe[:, 0::2]], dim=-1).flatten(1)
@@ -266,6 +289,17 @@ MISTAKES = [
         "frequencies grow along the columns",
     ),  # fmt: skip
     Mistake(TABLE, "table-zeros", lambda n, d: torch.zeros(n, d), "cos(0) = 1"),
+    Mistake(TABLE, "table-frequency-per-column", table_per_column, "each column has its own"),
+    Mistake(TABLE, "table-two-pi", table_base(10000.0, scale=2 * math.pi), "2 pi i w_j"),
+    Mistake(
+        TABLE,
+        "table-divided-by-w",
+        table_base(10000.0, inverse=True),
+        "frequencies grow",
+        mistake="table-growing-frequencies",
+    ),
+    Mistake(TABLE, "table-base", table_base(1000.0), "the base 1000 instead of 10000"),
+    Mistake(TABLE, "table-log10", table_base(None), "natural one", mistake="table-base"),
     Mistake(TABLE, "table-halves", table_with(halves=True), "the book interleaves them"),
     Mistake(TABLE, "table-from-position-1", table_with(start=1), "positions start at 0"),
     Mistake(TABLE, "table-all-sines", table_with(second=torch.sin), "every column holds a sine"),

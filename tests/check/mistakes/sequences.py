@@ -114,7 +114,38 @@ def pad_counting_nonzero(seqs, pad_value=0):
     return padded, (padded != 0).sum(-1)
 
 
+def pad_one_too_wide(seqs, pad_value=0):
+    T = max(len(s) for s in seqs) + 1
+    return (torch.tensor([s + [pad_value] * (T - len(s)) for s in seqs]),
+            torch.tensor([len(s) for s in seqs]))  # fmt: skip
+
+
+def pad_lengths_first(seqs, pad_value=0):
+    padded, lengths = pad_one_too_wide(seqs, pad_value)
+    return lengths, padded[:, :-1]
+
+
+def mask_width_batch(lengths, max_len=None):
+    return torch.arange(len(lengths))[None, :] < lengths[:, None]
+
+
+def mask_extra_axis(lengths, max_len=None):
+    T = max_len or int(lengths.max())
+    return (torch.arange(T)[None, :] < lengths[:, None])[..., None]
+
+
+def mask_shifted(lengths, max_len=None):
+    T = max_len or int(lengths.max())
+    positions = torch.arange(T)[None, :]
+    return (positions >= 1) & (positions <= lengths[:, None])
+
+
 MISTAKES = [
+    Mistake(PAD, "pad-one-too-wide", pad_one_too_wide, "one more than the longest"),
+    Mistake(PAD, "pad-pair-swapped", pad_lengths_first, "you return (lengths, padded)"),
+    Mistake(MASK, "mask-width-batch", mask_width_batch, "its width is the batch size"),
+    Mistake(MASK, "mask-extra-axis", mask_extra_axis, "an extra axis"),
+    Mistake(MASK, "mask-shifted", mask_shifted, "shifted one position to the right"),
     Mistake(PAD, "pad-lengths-from-batch", pad_counting_nonzero, "len(s)"),
     Mistake(PAD, "pad-no-lengths", pad_returns_only_the_batch, "return a pair (padded, lengths)"),
     Mistake(PAD, "pad-time-first", pad_time_first, "this book is batch first"),
