@@ -11,7 +11,7 @@ from torch import Tensor
 
 from ..attention import AdditiveAttention, attention, masked_softmax
 from ..multihead import MultiHeadAttention
-from .diagnoses import MASKING, masking_mistake
+from .diagnoses import MASKING, implied_divisor, masking_mistake, scale_named
 from .engine import check
 from .tensors import backward, close, expect_tensor, randn, tolerance, with_weights_of
 from .verdict import Verdict, Wrong, say
@@ -184,6 +184,10 @@ def _scale_diagnosis(fn_out: Tensor, fn_w: Tensor, q, k, v, mask, dk: int, dv: i
     weights = masked_softmax(q @ k.transpose(-2, -1), mask) / math.sqrt(dk)
     if close(fn_w, weights):
         return Wrong.named(MISTAKES, "attention-scales-weights")
+    divisor = implied_divisor(fn_w, q @ k.transpose(-2, -1))
+    if divisor is not None and close(fn_w, attention(q, k, v, mask=mask, scale=1 / divisor)[1]):
+        shapes = {f"q.shape[{i}]": n for i, n in enumerate(q.shape[:-1])}
+        return scale_named(divisor, shapes | {"k.shape[-2] (T_k)": tk, "v.shape[-1] (d_v)": dv}, dk)
     return None
 
 

@@ -22,6 +22,42 @@ from ..attention import masked_softmax
 from .tensors import close
 from .verdict import POLARITY, Wrong, say
 
+SCALE = {
+    "scale-other": "your scores are divided by {divisor:.4g} = sqrt({square:.4g}) -- {names} -- "
+    "instead of sqrt(d_k) = sqrt({dk}), the size of the query and key vectors "
+    "(q.shape[-1]).",
+}
+
+
+def implied_divisor(weights: Tensor, scores: Tensor) -> float | None:
+    """The number the reader divided the raw scores ``(..., T_q, T_k)`` by before the softmax,
+    read from their weights (log w = scores / divisor + a constant per row), or None."""
+    keep = weights > 1e-12
+    if keep.sum() < 4:
+        return None
+    logw = torch.where(keep, weights.clamp_min(1e-300).log(), 0.0)
+    rows = keep.any(-1, keepdim=True)
+    n = keep.sum(-1, keepdim=True).clamp_min(1)
+    centre = lambda t: torch.where(keep, t - (t * keep).sum(-1, keepdim=True) / n, 0.0)  # noqa: E731
+    a, b = centre(scores.masked_fill(~keep, 0.0)), centre(logw)
+    slope = float((a * b)[rows.expand_as(a)].sum() / (a * a)[rows.expand_as(a)].sum())
+    return 1 / slope if slope > 0 else None
+
+
+def scale_named(divisor: float, quantities: dict[str, float], dk: int) -> Wrong | None:
+    """Name the quantity whose square root the reader divided by (one of ``quantities``)."""
+    names = [
+        name
+        for name, value in quantities.items()
+        if abs(math.sqrt(value) - divisor) < 1e-3 * divisor
+    ]
+    if not names:
+        return None
+    return Wrong.named(
+        SCALE, "scale-other", divisor=divisor, square=divisor**2, names=" = ".join(names), dk=dk
+    )
+
+
 EVAL = {
     "dropout-in-eval": "{what} changes from one call to the next on the same input, in eval mode: "
     "dropout is still on. Use an nn.Dropout module (self.dropout), which model.eval() turns off "
@@ -217,5 +253,5 @@ def loss_described(got: float, want: float, real: Tensor) -> str:
     return say(LOSS_MESSAGES, "loss-ratio", got=got, want=want, ratio=ratio, relation=relation)
 
 
-MISTAKES = MASKING | LOSS | EVAL  # every mistake these diagnoses name
+MISTAKES = MASKING | LOSS | EVAL | SCALE  # every mistake these diagnoses name
 MESSAGES = MASKING_MESSAGES | LOSS_MESSAGES  # and every difference they describe

@@ -8,9 +8,10 @@ import torch
 from torch import Tensor
 
 from ..attention import attention
+from .diagnoses import implied_divisor, scale_named
 from .engine import check
 from .tensors import close, expect_tensor, randn
-from .verdict import Verdict, Wrong
+from .verdict import Verdict, Wrong, say
 
 MISTAKES = {
     "self-attn-mask-ignored": "the mask is ignored: masked keys must get weight exactly 0.",
@@ -35,6 +36,8 @@ MISTAKES = {
 }
 
 MESSAGES = {
+    "d-in": "d_in, the input's width",
+    "length": "T, the length",
     "self-attn-bias": "`{name}` has a bias; the book's W_q, W_k, W_v are plain matrices.",
     "self-attn-no-matrix": "the module needs a ({d_in}, {d_out}) nn.Parameter `{name}`, as in the "
     "book (q = x @ W_q).",
@@ -100,6 +103,15 @@ def _diagnose(out: Tensor, weights: Tensor, x: Tensor, matrices: tuple, probe_ma
             raise Wrong.differs(MESSAGES, key, **fields)
     if close(weights, want_w.transpose(-2, -1)):
         raise Wrong.named(MISTAKES, "self-attn-transposed-weights")
+    divisor = implied_divisor(weights, q @ k.transpose(-2, -1))
+    if divisor is not None and close(
+        weights, attention(q, k, v, mask=probe_mask, scale=1 / divisor)[1]
+    ):
+        d_in, T = x.shape[-1], x.shape[-2]
+        quantities = {say(MESSAGES, "d-in"): d_in, say(MESSAGES, "length"): T}
+        named = scale_named(divisor, quantities, d_k)
+        if named is not None:
+            raise named
     if close(weights, want_w):
         if close(out, want_w.transpose(-2, -1) @ v):
             raise Wrong.differs(MESSAGES, "self-attn-out-transposed-weights")

@@ -62,6 +62,16 @@ class ScaledBySqrtDv(SelfAttentionRight):
         return weights @ v, weights
 
 
+class ScaledBySqrtDin(SelfAttentionRight):
+    def forward(self, x, mask=None):
+        q, k, v = x @ self.W_q, x @ self.W_k, x @ self.W_v
+        scores = q @ k.transpose(-2, -1) / math.sqrt(x.shape[-1])  # the input's width
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        weights = scores.softmax(-1)
+        return weights @ v, weights
+
+
 class KeysTimesQueries(SelfAttentionRight):
     def forward(self, x, mask=None):
         q, k, v = x @ self.W_q, x @ self.W_k, x @ self.W_v
@@ -127,6 +137,7 @@ MISTAKES = [
     Mistake(SA, "self-attn-mask-polarity", MaskPolarity, "mask polarity"),
     Mistake(SA, "self-attn-mask-ignored", MaskIgnored, "the mask is ignored"),
     Mistake(SA, "self-attn-sqrt-dv", ScaledBySqrtDv, "divided by sqrt(d_v)"),
+    Mistake(SA, "scale-other", ScaledBySqrtDin, "d_in, the input's width"),
     Mistake(SA, "self-attn-k-times-q", KeysTimesQueries, "the scores are K Q^T"),
 ]
 
