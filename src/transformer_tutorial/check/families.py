@@ -211,20 +211,16 @@ def said_again(english: str) -> str:
 
 def unfold(lines: list[str]) -> str:
     """The verdict that ``wrap_verdict`` folded into ``lines``, on one line again."""
+    from .verdict import is_wide
+
     text = lines[0]
     for line in lines[1:]:
         rest = line[2:]
-        if re.search(r"[A-Za-z]-\Z", text) or (_wide(text[-1:]) or _wide(rest[:1])):
+        if re.search(r"[A-Za-z]-\Z", text) or is_wide(text[-1:]) or is_wide(rest[:1]):
             text += rest  # a word broken at its hyphen, or a break between CJK characters
         else:
             text += " " + rest
     return text
-
-
-def _wide(char: str) -> bool:
-    import unicodedata
-
-    return bool(char) and unicodedata.east_asian_width(char) in "WF"
 
 
 def verdicts_said_again(output: str) -> str:

@@ -24,9 +24,13 @@ MESSAGES = {
 }
 
 
+def is_wide(char: str) -> bool:
+    """Does ``char`` take two columns in a terminal or a notebook's output (CJK)?"""
+    return bool(char) and unicodedata.east_asian_width(char) in "WF"
+
+
 def _width(char: str) -> int:
-    """Columns a character takes in a terminal or a notebook's output: 2 for CJK."""
-    return 2 if unicodedata.east_asian_width(char) in "WF" else 1
+    return 2 if is_wide(char) else 1
 
 
 _NO_START = "，。、；：？！）」』”’》】"  # Chinese punctuation that never starts a line
