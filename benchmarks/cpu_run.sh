@@ -8,6 +8,12 @@
 #     PAIR=zh-en bash benchmarks/cpu_run.sh       # Chinese→English on Tatoeba's pairs
 #     MINUTES=5 RUN_DIR=/tmp/try OUT=/tmp/try-results bash benchmarks/cpu_run.sh
 #     PROCS=2 THREADS=1 SEED=1 bash benchmarks/cpu_run.sh   # two processes (torchrun), one thread each
+#     PHASE=train bash benchmarks/cpu_run.sh      # only the timed training ...
+#     PHASE=evaluate bash benchmarks/cpu_run.sh   # ... and its evaluation later (same settings)
+#
+# The evaluation (BLEU of every checkpoint, averaging, the CLI) takes about half as long as the
+# training and times nothing, so it may run when the machine is busy; PHASE=train then leaves the
+# quiet machine free for the next timed run sooner. PHASE=all (the default) does both.
 #
 # PROCS=1 (the default) trains in one process with THREADS intra-op threads; PROCS=N > 1 runs
 # N data-parallel processes through torchrun, THREADS threads each, on the same global batch.
@@ -29,14 +35,16 @@ MINUTES=${MINUTES:-15}
 THREADS=${THREADS:-2}
 PROCS=${PROCS:-1}
 SEED=${SEED:-0}
+PHASE=${PHASE:-all}
 if [[ -z "${TRANSFORMER_TUTORIAL_DATA:-}" && -d ../shared/data ]]; then
   export TRANSFORMER_TUTORIAL_DATA=$(cd ../shared/data && pwd)
 fi
 export OMP_NUM_THREADS=$THREADS PYTHONHASHSEED=0 MINUTES PAIR PROCS
 
-if [[ -e "$RUN_DIR" ]]; then
-  echo "error: $RUN_DIR exists; remove it or set RUN_DIR to a new folder" >&2
-  exit 2
+if [[ "$PHASE" != evaluate ]]; then
+  if [[ -e "$RUN_DIR" ]]; then
+    echo "error: $RUN_DIR exists; remove it or set RUN_DIR to a new folder" >&2
+    exit 2
 fi
 mkdir -p "$RUN_DIR" "$OUT"
 
@@ -63,6 +71,21 @@ LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 END=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 kill $SAMPLER 2>/dev/null || true
 echo "load average after: $LOAD_AFTER"
+printf 'START=%q\nEND=%q\nLOAD_BEFORE=%q\nLOAD_AFTER=%q\n' "$START" "$END" "$LOAD_BEFORE" \
+  "$LOAD_AFTER" > "$RUN_DIR/timing.env"
+
+fi
+if [[ "$PHASE" == train ]]; then
+  echo "trained; evaluate later with the same settings and PHASE=evaluate"
+  exit 0
+fi
+if [[ ! -e "$RUN_DIR/timing.env" ]]; then
+  echo "error: $RUN_DIR has no finished training (timing.env); run PHASE=train first" >&2
+  exit 2
+fi
+# shellcheck disable=SC1091
+source "$RUN_DIR/timing.env"
+mkdir -p "$OUT"
 
 # Test BLEU of every checkpoint (greedy), after the run: the denser curve of the chapter.
 "$PYTHON" benchmarks/quality.py "$RUN_DIR" --checkpoints --threads "$THREADS" \

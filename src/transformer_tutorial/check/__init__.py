@@ -48,7 +48,7 @@ Blocks covered so far, each with the signature the book uses:
   check passes four small random ``Transformer`` models, and each sentence alone (chapter 15);
 * ``check_beam_search(fn)`` -- ``fn(model, src, beam_size, max_len, bos_id=..., eos_id=...,
   length_penalty=0.6) -> (B, T')``, the best hypothesis of each sentence in the same form, on
-  the same four models with beam sizes 1 to 4 and length penalties 0.6 to 1.5; a wrong output
+  the same four models with beam sizes 1 to 4 and length penalties 0.6 to 2.0; a wrong output
   is matched against the outputs of the usual beam-search mistakes to name the one made
   (chapter 15);
 * ``check_kv_cache(cls)`` -- ``cls()`` an empty key/value cache of one decoder block, as the

@@ -367,8 +367,11 @@ def check_multihead(cls: type) -> Verdict:
     padding[1, ..., 3:] = False  # two padding keys in sequence 1
     blind = padding.expand(B, 1, Tq, Tk).clone()
     blind[0, :, 1] = False  # query 1 of sequence 0 sees no key
+    probes = [(q, k, v, m) for m in (None, padding, blind)]
+    probes.append((q[:1, :1], k[:1], v[:1], padding[:1]))  # B = T_q = 1: axes of size one
     with torch.no_grad():
-        for m in (None, padding, blind):
+        for q, k, v, m in probes:
+            B, Tq = q.shape[:2]
             result = mine(q, k, v, mask=m)
             out = expect_tensor(
                 result[0] if isinstance(result, tuple) else result, "out", (B, Tq, D)
@@ -411,8 +414,11 @@ def check_additive_attention(cls: type) -> Verdict:
     padding[1, :, 2:] = False
     blind = padding.expand(B, Tq, Tk).clone()
     blind[0, 1] = False  # query 1 of sequence 0 sees no key
+    probes = [(q, k, v, m) for m in (None, padding, blind)]
+    probes.append((q[:1, :1], k[:1], v[:1], padding[:1]))  # B = T_q = 1: axes of size one
     with torch.no_grad():
-        for m in (None, padding, blind):
+        for q, k, v, m in probes:
+            B, Tq = q.shape[:2]
             result = mine(q, k, v, mask=m)
             if not (isinstance(result, tuple) and len(result) == 2):
                 raise Wrong.differs(MESSAGES, "additive-not-a-pair")

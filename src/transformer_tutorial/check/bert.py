@@ -43,6 +43,11 @@ MISTAKES = {
     "bert-mask-random-outside-chosen": "a position that was not chosen (label IGNORE_INDEX) was "
     "changed in `inputs`: only chosen tokens become [MASK] or a random token; the rest are left "
     "alone.",
+    "bert-mask-labels-only-on-mask": "every labelled position shows [MASK], and positions without "
+    "a label were changed to other tokens: you set labels only where the token became [MASK]. "
+    "Every chosen position gets its label (the original token), also the 10 % replaced by a "
+    "random token and the 10 % left unchanged -- the model must also learn to check the words "
+    "it can see.",
     "bert-mask-select-prob-fixed": "with select_prob={share} {chosen:.1%} of the real tokens were "
     "chosen: use the `select_prob` argument, not a fixed 0.15.",
     "bert-mask-case-probs-fixed": "with mask_prob=0.5, random_prob=0.3 {masked:.1%} of the chosen "
@@ -159,6 +164,8 @@ def _positions(tokens: Tensor, inputs: Tensor, labels: Tensor) -> Tensor:
             raise Wrong.named(MISTAKES, "bert-mask-label-is-corrupted-token")
         raise Wrong.differs(MESSAGES, "bert-mask-label-not-original", ignore=IGNORE_INDEX)
     if not torch.equal(inputs[~labelled], tokens[~labelled]):
+        if (inputs[labelled] == _VOCAB.mask_id).all():
+            raise Wrong.named(MISTAKES, "bert-mask-labels-only-on-mask")
         raise Wrong.named(MISTAKES, "bert-mask-random-outside-chosen")
     return labelled
 

@@ -131,7 +131,7 @@ def _make_case(seed: int, src_seed: int) -> Case:
 # length penalty that counts BOS on 28 of 30). tests/test_check.py checks that this still holds.
 SEEDS = ((3, 1), (2, 102), (4, 104), (5, 105))
 # the beam searches tried: (translator, beam_size, length_penalty); beam_size 1 is greedy search
-BEAM_PROBES = ((0, 3, 0.6), (1, 2, 1.5), (2, 3, 0.6), (3, 4, 1.0), (0, 1, 0.6))
+BEAM_PROBES = ((0, 3, 0.6), (1, 2, 1.5), (2, 3, 0.6), (3, 4, 1.0), (0, 1, 0.6), (1, 3, 2.0))
 
 
 def decoding_cases() -> list[Case]:

@@ -115,6 +115,9 @@ MISTAKES |= {
     "into that step.",
     "bahdanau-context-not-fed": "the context c_t is not fed to the recurrent layer: its input is "
     "[y_{{t-1}}; c_t], the embedding of the previous token beside the context.",
+    "bahdanau-weights-query-axis": "the weights have shape ({B}, 1, {S}), expected ({B}, {S}): "
+    "the attention is asked by one query, so its weights keep a query axis of size 1. Drop it "
+    "(w[:, 0] or w.squeeze(1)): the decoder stacks the steps' weights into (B, T, S).",
     "bahdanau-logits": "the state is right but the logits are not: they come from out([s'_t; "
     "c_t]), the new state beside the context.",
 }
@@ -317,7 +320,7 @@ def check_bahdanau_step(fn: Callable[..., tuple]) -> Verdict:
     new_state = expect_tensor(got[1], "the new state", (1, B, D)).detach().float()
     weights = got[2]
     if isinstance(weights, Tensor) and tuple(weights.shape) == (B, 1, S):
-        weights = weights.squeeze(1)
+        raise Wrong.named(MISTAKES, "bahdanau-weights-query-axis", B=B, S=S)
     weights = expect_tensor(weights, "the weights", (B, S)).detach().float()
 
     def attend(query: Tensor, mask: Tensor | None = src_mask) -> tuple[Tensor, Tensor]:

@@ -22,6 +22,10 @@ MISTAKES = {
     "attention code adds the axes it needs.",
     "mask-shifted": "your mask is shifted one position to the right: row b is True at positions "
     "1 .. lengths[b]; it is True at 0 .. lengths[b] - 1 (positions count from 0).",
+    "pad-lengths-counted": "with pad_value=3 and the sequences {seqs} your lengths are {got}, "
+    "expected {want}: they count the entries that differ from pad_value, so a real token equal "
+    "to it is not counted. Take each length from its sequence, len(s), not from the padded "
+    "tensor.",
     "pad-lengths-from-batch": "with pad_value={pad} your lengths are {got}, expected {want}: a "
     "length counted in the padded batch (its non-zero entries, or the entries other than 0) "
     "is wrong when the padding is not 0 or a token id is. Take each sequence's own length, "
@@ -128,6 +132,7 @@ def check_pad_sequences(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
         raise Wrong.differs(MESSAGES, "pad-differs", seqs=seqs, want=want, got=padded)
     _expect_pad_value(fn, seqs, want, want_lengths)
     _expect_one_sequence(fn)
+    _expect_lengths_from_sequences(fn)
     return "right-padded, batch first, dtype long, with the real lengths and any pad value."
 
 
@@ -144,6 +149,19 @@ def _expect_pad_value(fn: Callable, seqs: list, want: Tensor, want_lengths: Tens
     if not torch.equal(lengths3.long(), want_lengths):
         raise Wrong.named(MISTAKES, "pad-lengths-from-batch", pad=pad, got=lengths3.tolist(),
                           want=want_lengths.tolist())  # fmt: skip
+
+
+def _expect_lengths_from_sequences(fn: Callable) -> None:
+    """A real token may equal the pad value: the lengths come from the sequences themselves."""
+    seqs = [[5, 3, 7], [3], [9, 10, 3, 12]]  # id 3 is a real token here, and the pad value
+    padded, lengths = _padded_and_lengths(fn([list(s) for s in seqs], pad_value=3))
+    want = [len(s) for s in seqs]
+    if lengths.tolist() != want:
+        counted = (padded != 3).sum(-1).tolist() if padded.dim() == 2 else None
+        if lengths.tolist() == counted:
+            raise Wrong.named(MISTAKES, "pad-lengths-counted", seqs=seqs, got=lengths.tolist(),
+                              want=want)  # fmt: skip
+        raise Wrong.differs(MESSAGES, "pad-lengths-differ", want=want, got=lengths.tolist())
 
 
 def _expect_one_sequence(fn: Callable) -> None:

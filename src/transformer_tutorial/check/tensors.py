@@ -18,6 +18,12 @@ MESSAGES = {
     "layer-size": "`{name}` holds {got}; the book's holds {want}.",
 }
 
+MISTAKES = {
+    "squeezed-size-one": "{what} has shape {got}, expected {shape}: an axis of size 1 is gone. "
+    "A `.squeeze()` with no argument drops them all, the batch's or a length's too when it "
+    "happens to be 1; name the axis you mean (`.squeeze(-1)`).",
+}
+
 # The tolerance a result of each dtype can be held to: its rounding, a few operations deep.
 # float64's is the default for every check (a check may ask for a tighter one); a float32 result
 # that a check casts to float64 itself still meets it.
@@ -52,10 +58,26 @@ def expect_tensor(result: object, what: str, shape: tuple) -> Tensor:
         raise Wrong.differs(MESSAGES, "not-a-tensor", what=what, shape=shape,
                       kind=type(result).__name__)  # fmt: skip
     if tuple(result.shape) != shape:
+        if _without_ones(shape, tuple(result.shape)):
+            raise Wrong.named(MISTAKES, "squeezed-size-one", what=what, got=tuple(result.shape),
+                              shape=shape)  # fmt: skip
         raise Wrong.differs(
             MESSAGES, "wrong-shape", what=what, got=tuple(result.shape), shape=shape
         )
     return result
+
+
+def _without_ones(shape: tuple, got: tuple) -> bool:
+    """Is ``got`` ``shape`` with one or more of its axes of size 1 left out?"""
+    if len(got) >= len(shape):
+        return False
+    rest = list(got)
+    for size in shape:
+        if rest and rest[0] == size:
+            rest.pop(0)
+        elif size != 1:
+            return False
+    return not rest
 
 
 def backward(result: Tensor, what: str = "your result") -> None:
