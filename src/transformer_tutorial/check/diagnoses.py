@@ -26,6 +26,10 @@ SCALE = {
     "scale-other": "your scores are divided by {divisor:.4g} = sqrt({square:.4g}) -- {names} -- "
     "instead of sqrt(d_k) = sqrt({dk}), the size of the query and key vectors "
     "(q.shape[-1]).",
+    "scale-power-precedence": "your scores are divided by {divisor:.4g} = {expression}, not "
+    "sqrt(d_k) = {root:.4g}: `** 1/2` is not a square root, since ** binds before / -- "
+    "`s / d_k ** 1/2` is `(s / d_k) / 2`, and `s / (d_k ** 1/2)` is `s / (d_k / 2)`. Write "
+    "`d_k ** 0.5` or `math.sqrt(d_k)`.",
 }
 
 
@@ -45,7 +49,12 @@ def implied_divisor(weights: Tensor, scores: Tensor) -> float | None:
 
 
 def scale_named(divisor: float, quantities: dict[str, float], dk: int) -> Wrong | None:
-    """Name the quantity whose square root the reader divided by (one of ``quantities``)."""
+    """Name the quantity whose square root the reader divided by (one of ``quantities``), or
+    what ``d_k ** 1/2`` gives (d_k / 2 or 2 d_k)."""
+    for value, expression in ((dk / 2, "d_k / 2"), (2 * dk, "2 d_k")):
+        if abs(divisor - value) < 1e-3 * divisor and abs(value - math.sqrt(dk)) > 1e-6:
+            return Wrong.named(SCALE, "scale-power-precedence", divisor=divisor,
+                               expression=expression, root=math.sqrt(dk))  # fmt: skip
     names = [
         name
         for name, value in quantities.items()

@@ -75,6 +75,11 @@ MESSAGES = {
     "arguments-reordered": "the check calls your code as `{call}`, but `{name}` takes {signature}: "
     "the same arguments in another order, so each would get the value meant for another. Put "
     "them in the order of the call.",
+    "hint-transpose-axes": "`transpose(1, 2)` swaps axes 1 and 2, which are the last two only "
+    "for a 3-D tensor: the check also passes inputs with more leading axes, (B, h, T, d) with "
+    "heads. Swap the last two, `.transpose(-2, -1)` (or `.mT`).",
+    "hint-dot-t": "`.T` reverses every axis of a tensor with more than two: (B, T, d).T is "
+    "(d, T, B). Swap the last two only, `.transpose(-2, -1)` (or `.mT`).",
     "hint-view": "after a transpose the tensor is not contiguous, so view cannot merge its axes: "
     "use .reshape(...) (or .contiguous().view(...)).",
 }
@@ -85,6 +90,12 @@ _HINTS = {
     r"for unary ~: 'NoneType'|'NoneType' object (has no attribute|is not subscriptable)": "hint-none",
     r"The size of tensor a \(\d+\) must match the size of tensor b": "hint-broadcast",
     r"must be Tensor, not tuple|unsupported operand type\(s\) for .*'tuple'": "hint-tuple",
+}
+
+# what a failing line of the reader's holds, when the error's words alone say little
+_LINE_HINTS = {
+    r"\.transpose\(\s*(1\s*,\s*2|2\s*,\s*1)\s*\)": "hint-transpose-axes",
+    r"\.T\b": "hint-dot-t",
 }
 
 # Python's words when a call does not fit the function, or a result not the shape it is used in
@@ -329,13 +340,21 @@ def where(frame: traceback.FrameSummary) -> str:
     return say(MESSAGES, "place-file", file=name, line=frame.lineno, shown=shown)
 
 
-def is_slip(err: BaseException) -> bool:
+_ARITY = r"takes \d+ positional|takes from \d+|missing \d+ required|unexpected keyword|got multiple"
+
+
+def is_slip(err: BaseException, names: set[str] | None = None) -> bool:
     """Did ``err``, raised by the checker's own line, come from calling the reader's code in a
     way it does not take, or from using what it returned as the book's result (a pair, a
-    tensor, a method)? Python's words say so."""
-    return isinstance(err, (TypeError, AttributeError, ValueError)) and bool(
-        re.search(_SLIPS, str(err))
-    )
+    tensor, a method)? Python's words say so. A call that does not fit must be a call of the
+    reader's code (one of ``names`` is in the words): the checker's own wrong call is its
+    bug."""
+    text = str(err)
+    if not (isinstance(err, (TypeError, AttributeError, ValueError)) and re.search(_SLIPS, text)):
+        return False
+    if names is None or not re.search(_ARITY, text):
+        return True
+    return any(re.search(rf"\b{re.escape(n)}\(\)", text) for n in names) or "lambda" in text
 
 
 def library_code_raised(code: object, frames: list, place: traceback.FrameSummary) -> bool:
@@ -359,7 +378,9 @@ def describe(err: BaseException, spec: Call, code: object = None) -> str:
     mine = [f for f, o in zip(frames, owners, strict=True) if o in ("reader", "checker")]
     place = mine[-1] if mine else None  # the innermost frame that is the reader's or the checker's
     if place is not None and whose(place.filename) == "checker":
-        if is_slip(err) or library_code_raised(code, frames, place):
+        names = {name_of(code), "__init__", "forward", "__call__"}
+        names |= {m.split("(")[0].split(".")[-1] for m in spec.methods}
+        if is_slip(err, names) or library_code_raised(code, frames, place):
             called = code.forward if isinstance(code, torch.nn.Module) else code
             signature = shown_signature(called) if callable(called) else "(?)"
             return say(MESSAGES, "slip", call=spec.calls, why=error, name=name_of(code),
@@ -370,7 +391,10 @@ def describe(err: BaseException, spec: Call, code: object = None) -> str:
         return say(MESSAGES, "raised", error=error)
     key = "raised-here" if first_line else "raised-here-silent"
     message = say(MESSAGES, key, error=type(err).__name__, place=where(place), text=first_line)
-    for pattern, hint in _HINTS.items():
-        if re.search(pattern, str(err)):
-            message = say(MESSAGES, "with-hint", message=message, hint=say(MESSAGES, hint))
+    text = place.line or linecache.getline(place.filename, place.lineno or 0)
+    shapes = re.search(r"size|shape|dimension", str(err))  # the line's hint is about shapes
+    hints = [h for pattern, h in _LINE_HINTS.items() if shapes and re.search(pattern, text)]
+    hints = hints or [h for pattern, h in _HINTS.items() if re.search(pattern, str(err))]
+    for hint in hints:
+        message = say(MESSAGES, "with-hint", message=message, hint=say(MESSAGES, hint))
     return message

@@ -8,7 +8,7 @@ import torch
 from torch import Tensor
 
 from ..attention import attention
-from .diagnoses import implied_divisor, scale_named
+from .diagnoses import implied_divisor, masking_mistake, scale_named
 from .engine import check
 from .tensors import close, expect_tensor, randn
 from .verdict import Verdict, Wrong, say
@@ -17,6 +17,9 @@ MISTAKES = {
     "self-attn-mask-ignored": "the mask is ignored: masked keys must get weight exactly 0.",
     "self-attn-mask-polarity": "mask polarity: you hide the keys where the mask is True -- in "
     "this book a mask is True where a query *may attend*.",
+    "self-attn-weights-unmasked": "out is right, masked, but the weights you return are the "
+    "softmax before the mask: masked keys show weight above 0 in them. Return the weights that "
+    "made out, the ones computed from the masked scores.",
     "self-attn-unscaled": "the scores are not scaled: divide Q K^T by sqrt(d_k) = {root:.3f} "
     "before the softmax.",
     "self-attn-scaled-by-dk": "the scores are divided by d_k = {d_k}; divide by its square root, "
@@ -80,9 +83,14 @@ def _diagnose(out: Tensor, weights: Tensor, x: Tensor, matrices: tuple, probe_ma
     want, want_w = attention(q, k, v, probe_mask)
     if probe_mask is not None:
         if close(weights, attention(q, k, v)[1]):
+            if close(out, want):  # the output is masked, the weights returned are not
+                raise Wrong.named(MISTAKES, "self-attn-weights-unmasked")
             raise Wrong.named(MISTAKES, "self-attn-mask-ignored")
         if close(weights, attention(q, k, v, ~probe_mask)[1]):
             raise Wrong.named(MISTAKES, "self-attn-mask-polarity")
+        wrong = masking_mistake(weights, q @ k.transpose(-2, -1) / math.sqrt(d_k), probe_mask)
+        if wrong.mistake is not None:  # a masking mistake shared with the other attentions
+            raise wrong
     scores = q @ k.transpose(-2, -1)  # (B, T, T)
     if probe_mask is not None:
         scores = scores.masked_fill(~probe_mask, float("-inf"))

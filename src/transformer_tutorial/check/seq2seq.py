@@ -13,7 +13,7 @@ from ..bahdanau import BahdanauDecoder
 from ..seq2seq import NUM_SPECIALS, Seq2Seq, Seq2SeqConfig, last_hidden, sequence_loss
 from ..sequences import BOS_ID, EOS_ID, PAD_ID, pad_sequences, padding_mask
 from .diagnoses import MISTAKES as LOSS_MISTAKES
-from .diagnoses import counts, loss_described, normalisation_named
+from .diagnoses import counts, loss_described, masking_mistake, normalisation_named
 from .engine import check
 from .tensors import close, expect_tensor
 from .verdict import Verdict, Wrong
@@ -118,6 +118,12 @@ MISTAKES |= {
     "bahdanau-weights-query-axis": "the weights have shape ({B}, 1, {S}), expected ({B}, {S}): "
     "the attention is asked by one query, so its weights keep a query axis of size 1. Drop it "
     "(w[:, 0] or w.squeeze(1)): the decoder stacks the steps' weights into (B, T, S).",
+    "bahdanau-state-order": "the recurrent layer is fed [c_t; y_{{t-1}}], the context first: "
+    "its input is [y_{{t-1}}; c_t], the embedding of the previous token, then the context. The "
+    "sizes add up either way, so nothing fails; the weights are learnt for one order.",
+    "bahdanau-logits-order": "the logits come from out([c_t; s'_t]), the context first: the "
+    "output layer reads [s'_t; c_t], the new state, then the context. The sizes add up either "
+    "way, so nothing fails; the weights are learnt for one order.",
     "bahdanau-logits": "the state is right but the logits are not: they come from out([s'_t; "
     "c_t]), the new state beside the context.",
 }
@@ -256,6 +262,10 @@ def _expect_weights(weights: Tensor, want: Tensor, attend: Callable, state: Tens
                     new_state: Tensor, src_mask: Tensor) -> None:  # fmt: skip
     """The weights: a distribution over the real source positions, asked by s'_{t-1}."""
     B, S = src_mask.shape
+    if not close(weights, want):  # a masking mistake, on the scores up to a constant per row
+        wrong = masking_mistake(weights, attend(last_hidden(state), None)[1].log(), src_mask)
+        if wrong.mistake is not None:
+            raise wrong
     sums = weights.sum(-1)  # (B,)
     if not close(sums, torch.ones(B)):
         real = weights.masked_select(src_mask)  # (NaN where one -inf was softmaxed alone)
@@ -289,8 +299,16 @@ def _expect_state_and_logits(decoder, prev: Tensor, state: Tensor, attend: Calla
     if not close(new_state, want_state):
         if any(close(new_state, s) for s in without):
             raise Wrong.named(MISTAKES, "bahdanau-context-not-fed")
+        with torch.no_grad():
+            swapped = decoder.rnn(torch.cat([context, y], -1), state)[1]  # [c_t; y_{t-1}]
+        if close(new_state, swapped):
+            raise Wrong.named(MISTAKES, "bahdanau-state-order")
         raise Wrong.differs(MESSAGES, "bahdanau-state-differs")
     if not close(logits, want_logits):
+        with torch.no_grad():  # [c_t; s'_t]
+            swapped = decoder.out(torch.cat([context, last_hidden(want_state)[:, None]], -1))
+        if close(logits, swapped[:, 0]):
+            raise Wrong.named(MISTAKES, "bahdanau-logits-order")
         raise Wrong.named(MISTAKES, "bahdanau-logits")
 
 
