@@ -199,6 +199,9 @@ LOSS = {
     "the step size does not grow with the batch.",
     "loss-pad-in-mean": "padding positions count in the mean: average over the real target "
     "tokens only ({tokens} of {positions} here; ignore_index=PAD_ID).",
+    "loss-pad-in-sum": "the padding positions' losses are in the sum (divided by the {tokens} "
+    "real tokens): padding must not count at all. Leave it out before summing "
+    "(ignore_index=PAD_ID, or multiply by the mask of real tokens).",
     "loss-twice-divided": "you divide the mean over the real tokens by the number of sentences "
     "({sentences}) once more.",
 }
@@ -226,6 +229,7 @@ def loss_normalisations(per_token: Tensor, real: Tensor) -> dict[str, list[Tenso
         "loss-sum": [zeroed.sum()],
         "loss-pad-in-mean": [zeroed.mean(), per_token.mean()],  # zeroed, or not even that
         "loss-twice-divided": [zeroed.sum() / real.sum() / B],
+        "loss-pad-in-sum": [per_token.sum() / real.sum()],
     }
 
 

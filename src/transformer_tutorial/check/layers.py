@@ -112,6 +112,13 @@ MISTAKES |= {
     "loss-kl-divergence": "you compute the KL divergence to the smoothed target (nn.KLDivLoss); "
     "the book's loss is the cross-entropy, which is larger by the target's entropy, a constant "
     "{entropy:.4f} here.",
+    "loss-log-softmax-axis": "the log-softmax runs over axis {axis} of the logits {shape}, not "
+    "over the vocabulary: each position's distribution is over the V tokens, "
+    "log_softmax(logits, dim=-1).",
+    "loss-spread-without-pad": "ε is spread as the Annotated Transformer does, ε / (V - 2) over "
+    "the tokens other than the right one and PAD (and the loss is the KL divergence or its "
+    "sum). This book, like PyTorch's label_smoothing, puts ε / V = {eps} / {V} on every token, "
+    "the right one included, and averages the cross-entropy over the real tokens.",
     "loss-not-a-scalar": "the loss should be one number (a 0-dimensional tensor), the mean.",
     "loss-padding-gradient": "padding positions get a gradient: they must not count at all.",
 }
@@ -364,6 +371,19 @@ def _diagnose_smoothing(got: Tensor, expected: Tensor, logits: Tensor, target: T
         if close(got, wrong):
             raise Wrong.named(MISTAKES, key, eps=eps, target=1 - eps, share=eps / V,
                               entropy=-float(entropy))  # fmt: skip
+    for axis in range(log_p.dim() - 1):  # the log-softmax over the batch or the time axis
+        if close(got, _smoothed(torch.log_softmax(logits, axis), target, eps)[real].mean()):
+            raise Wrong.named(
+                MISTAKES, "loss-log-softmax-axis", axis=axis, shape=tuple(logits.shape)
+            )
+    spread = torch.full_like(log_p, eps / (V - 2)).scatter(-1, target[..., None], 1 - eps)
+    spread[..., PAD_ID] = 0.0  # the Annotated Transformer's target: eps / (V - 2), PAD left out
+    cross = -(spread * log_p).sum(-1)  # (B, T)
+    kl = cross + (spread * spread.clamp_min(1e-300).log()).sum(-1)
+    if any(
+        close(got, value[real].mean()) or close(got, value[real].sum()) for value in (cross, kl)
+    ):
+        raise Wrong.named(MISTAKES, "loss-spread-without-pad", eps=eps, V=V)
     off_true = -(1 - eps) * on_target - eps / (V - 1) * (log_p.sum(-1) - on_target)
     if close(got, off_true[real].mean()):
         raise Wrong.differs(MESSAGES, "loss-spread-over-wrong")

@@ -160,6 +160,9 @@ def check_patch_embedding(cls: type) -> Verdict:
 
 
 def _pairs(result: object, M: int) -> tuple[list[int], list[int]]:
+    if isinstance(result, tuple | list) and len(result) == M != 2:
+        if all(isinstance(r, tuple | list | Tensor) and len(r) == 2 for r in result):
+            raise Wrong.named(MISTAKES, "match-list-of-pairs", M=M)
     if not isinstance(result, tuple | list) or len(result) != 2:
         raise Wrong.differs(MESSAGES, "hungarian-not-a-pair")
     rows, cols = (torch.as_tensor(r).flatten().long().tolist() for r in result)
@@ -221,6 +224,18 @@ MISTAKES |= {
     "match-class-only": "the box cost is missing: with two objects of one class, only the boxes "
     "say which query should predict which.",
     "match-boxes-only": "the class cost is missing: cost = -p_query(class) + 5 * L1(boxes).",
+    "match-list-of-pairs": "you return {M} (query, object) pairs: return two index sequences, "
+    "(query_index, target_index), as linear_sum_assignment does -- the queries of all pairs, "
+    "then their objects (zip(*pairs) turns one into the other).",
+    "match-box-weight-dropped": "the box cost has weight 1: DETR's cost is -p_query(class) + "
+    "5 * L1(boxes), the L1 distance times box_weight = 5.",
+    "match-weights-swapped": "the weights are swapped: -5 p_query(class) + L1(boxes); DETR's "
+    "cost is -p_query(class) + 5 * L1(boxes), the 5 on the boxes.",
+    "match-log-prob": "the class cost is -log p_query(class), as in the loss; DETR's matching "
+    "uses -p_query(class), the probability itself, so that it sits on the scale of the box "
+    "cost.",
+    "match-softmax-over-queries": "the softmax runs over the queries (dim 0): each query's "
+    "class probabilities are a softmax over its own K + 1 classes, logits.softmax(-1).",
 }
 # the mistakes whose assignments _alternatives computes: each is named only when it alone gives
 # the reader's answers on every image
@@ -234,6 +249,10 @@ _MATCHING_MISTAKES = (
     "match-l2-boxes",
     "match-class-only",
     "match-boxes-only",
+    "match-box-weight-dropped",
+    "match-weights-swapped",
+    "match-log-prob",
+    "match-softmax-over-queries",
 )
 
 MESSAGES |= {
@@ -293,6 +312,10 @@ def _alternatives(args: tuple, cost: Tensor) -> dict[str, set]:
         "match-l2-boxes": _optimum(-prob + 5 * l2),
         "match-class-only": _optimum(-prob),
         "match-boxes-only": _optimum(l1),
+        "match-box-weight-dropped": _optimum(-prob + l1),
+        "match-weights-swapped": _optimum(-5 * prob + l1),
+        "match-log-prob": _optimum(-prob.log() + 5 * l1),
+        "match-softmax-over-queries": _optimum(-logits.softmax(0)[:, labels] + 5 * l1),
     }
 
 
