@@ -46,6 +46,17 @@ MISTAKES = {
     "{previous}: the sub-layers are chained, each reading what the one before made.",
     "block-norm-reused": "{sublayer} is normalised by {norm}, the LayerNorm of {owner}: each "
     "sub-layer has its own ({norms}), with its own weights.",
+    "block-norms-swapped": "the LayerNorms are swapped: yours normalises {yours}; each "
+    "sub-layer has its own, {own}. With the weights each learns the difference matters.",
+    "block-normed-twice": "around {sublayer} yours normalises both before the sub-layer and "
+    "after the residual, LayerNorm(x + Sublayer(LayerNorm(x))); norm_first={norm_first} asks "
+    "for {want}, one LayerNorm.",
+    "block-query-unnormalised": "with norm_first=True {sublayer} is asked by the unnormalised x: "
+    "pre-norm normalises the sub-layer's whole input, h = LayerNorm(x), and h is the query as "
+    "well as the keys and values (self-attention) -- x + Attention(h, ...).",
+    "block-residual-from-before": "the residual around {sublayer} adds the input of {previous}, "
+    "not its own input (the output of {previous}): each residual adds back what its sub-layer "
+    "read. A variable name that was not updated is the usual cause.",
     "block-order": "the sub-layers run in the wrong order: yours runs {yours}; the book's block "
     "runs {book}.",
     "block-mask-polarity": "mask polarity: you masked the keys that may be seen -- {polarity}.",
@@ -87,6 +98,7 @@ MESSAGES = {
     "cross-attention": "cross-attention",
     "feed-forward": "the feed-forward network",
     "then": ", then ",
+    "every-sublayer": "every sub-layer",
     "your-block": "your block's output",
 }
 
@@ -124,12 +136,22 @@ def _through(x: Tensor, steps: list[_Step], norm_first: bool, how: str | list[st
     typical mistake does, for every sub-layer or (a list) each its own way: ``"no_residual"``,
     ``"normed_residual"`` (x = LN(x), then x + sub(x)), ``"norm_on_sublayer"`` (x + LN(sub(x))),
     ``"stale_residual"`` (the residual adds the block's input), ``"stale_input"`` (the
-    sub-layer reads the block's input)."""
+    sub-layer reads the block's input), ``"normed_twice"`` (LN(x + sub(LN(x)))), ``"raw_query"``
+    (pre-norm attention asked by the unnormalised x), ``"residual_from_before"`` (the residual
+    adds the previous sub-layer's input)."""
     hows = [how] * len(steps) if isinstance(how, str) else how
-    block_input = x
+    block_input = last_input = x
     for (_, sublayer, norm), how in zip(steps, hows, strict=True):
+        x_in = x  # this sub-layer's input; ``last_input``: the one before's
         if how == "right":
             x = residual(x, sublayer, norm, torch.nn.Identity(), norm_first)
+        elif how == "normed_twice":  # pre-norm and post-norm at once
+            x = norm(x + sublayer(norm(x)))
+        elif how == "raw_query":  # pre-norm attention whose query is the unnormalised x
+            x = x + sublayer(norm(x), query=x)
+        elif how == "residual_from_before":  # the residual adds the previous sub-layer's input
+            added = last_input
+            x = added + sublayer(norm(x)) if norm_first else norm(added + sublayer(x))
         elif how == "no_residual":
             x = sublayer(norm(x)) if norm_first else norm(sublayer(x))
         elif how == "normed_residual":
@@ -140,6 +162,7 @@ def _through(x: Tensor, steps: list[_Step], norm_first: bool, how: str | list[st
         else:
             added, read = (block_input, x) if how == "stale_residual" else (x, block_input)
             x = added + sublayer(norm(read)) if norm_first else norm(added + sublayer(read))
+        last_input = x_in
     return x
 
 
@@ -184,6 +207,11 @@ def _assembly_mistakes(block: _Block, args: tuple, reference: torch.nn.Module):
             x, steps(r), r.norm_first, "normed_residual" if r.norm_first else "right"
         ),
     )
+    yield (
+        "block-normed-twice",
+        {"sublayer": say(MESSAGES, "every-sublayer")},
+        lambda r: _through(x, steps(r), r.norm_first, "normed_twice"),
+    )
     for how in ("norm_on_sublayer", "stale_residual", "stale_input"):
         key = "block-" + how.replace("_", "-")
         yield key, {}, lambda r, how=how: _through(x, steps(r), r.norm_first, how)
@@ -211,7 +239,25 @@ def _sublayer_mistakes(steps: Callable, names: list[str], x: Tensor):
             fields,
             lambda r, one=one: _through(x, steps(r), r.norm_first, one("no_residual")),
         )
+        yield (  # pre-norm only: post-norm has no LayerNorm before the sub-layer
+            "block-normed-twice",
+            fields,
+            lambda r, one=one: _through(x, steps(r), r.norm_first, one("normed_twice")),
+        )
+        yield (
+            "block-query-unnormalised",
+            fields,
+            lambda r, one=one, i=i: _through(
+                x, steps(r), r.norm_first,
+                one("raw_query" if r.norm_first and _attends(steps(r)[i]) else "right"),
+            ),
+        )  # fmt: skip
         if i > 0:
+            yield (
+                "block-residual-from-before",
+                fields | {"previous": say(MESSAGES, names[i - 1])},
+                lambda r, one=one: _through(x, steps(r), r.norm_first, one("residual_from_before")),
+            )
             yield (
                 "block-reads-block-input",
                 fields | {"previous": say(MESSAGES, names[i - 1])},
@@ -230,6 +276,18 @@ def _sublayer_mistakes(steps: Callable, names: list[str], x: Tensor):
                     lambda r, i=i, j=j: _through(x, _swap_norm(steps(r), i, j), r.norm_first),
                 )
     book = say(MESSAGES, "then").join(say(MESSAGES, name) for name in names)
+    own = ", ".join(f"{say(MESSAGES, names[k])} norm{k + 1}" for k in range(n))
+    for perm in list(permutations(range(n)))[1:]:  # every sub-layer with another's LayerNorm
+        if sorted(perm) == list(perm):
+            continue
+        yours = ", ".join(f"{say(MESSAGES, names[k])} norm{perm[k] + 1}" for k in range(n))
+        yield (
+            "block-norms-swapped",
+            {"yours": yours, "own": own},
+            lambda r, perm=perm: _through(
+                x, [(*t[:2], steps(r)[perm[k]][2]) for k, t in enumerate(steps(r))], r.norm_first
+            ),
+        )
     for order in list(permutations(range(n)))[1:]:
         for norms_move in (True, False):  # each LayerNorm with its sub-layer, or left in place
 
@@ -257,6 +315,11 @@ def _one_branch_too(candidates):
                 fields,
                 lambda r, c=compute, b=branch: c(r) if r.norm_first == b else r.right(r.args),
             )
+
+
+def _attends(step: _Step) -> bool:
+    """Is this sub-layer an attention, which can be asked by another query?"""
+    return getattr(step[1], "attends", False)
 
 
 def _swap_norm(steps: list[_Step], i: int, j: int) -> list[_Step]:
@@ -386,7 +449,13 @@ def _check_block(cls: type, block: _Block, args: tuple) -> None:
 
 def _attend(mha: torch.nn.Module, key: Tensor | None, mask: Tensor | None):
     """A sub-layer that attends from its input to ``key`` (``None``: to itself)."""
-    return lambda h: mha(h, h if key is None else key, h if key is None else key, mask=mask)[0]
+
+    def sublayer(h: Tensor, query: Tensor | None = None) -> Tensor:
+        kv = h if key is None else key
+        return mha(h if query is None else query, kv, kv, mask=mask)[0]
+
+    sublayer.attends = True  # type: ignore[attr-defined]
+    return sublayer
 
 
 def _encoder_steps(m: torch.nn.Module, args: tuple) -> list[_Step]:
