@@ -21,6 +21,8 @@ MISTAKES = {
     "rnn-relu": "the RNN cell squashes with tanh, not ReLU: a ReLU state can grow without bound.",
     "rnn-tanh-on-input-only": "the tanh covers only in_proj(x): s = tanh(in_proj(x) + "
     "state_proj(s_prev)).",
+    "rnn-tanh-on-state-only": "the tanh covers only state_proj(s_prev): s = tanh(in_proj(x) + "
+    "state_proj(s_prev)), the sum of both terms squashed.",
     "rnn-no-state-proj": "s_prev is added as it is: it goes through state_proj first, s = "
     "tanh(in_proj(x) + state_proj(s_prev)).",
     "rnn-state-weight-untransposed": "you multiply s_prev by state_proj.weight as it is stored, "
@@ -229,6 +231,7 @@ def _rnn_mistakes(mine: torch.nn.Module, x: torch.Tensor, s: torch.Tensor) -> di
         "rnn-sigmoid": torch.sigmoid(a + b),
         "rnn-relu": torch.relu(a + b),
         "rnn-tanh-on-input-only": tanh(a) + b,
+        "rnn-tanh-on-state-only": a + tanh(b),
         "rnn-no-state-proj": tanh(a + s),
         "rnn-state-weight-untransposed": tanh(a + s @ mine.state_proj.weight),
         "rnn-state-squashed-twice": tanh(a + mine.state_proj(tanh(s))),

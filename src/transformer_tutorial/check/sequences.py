@@ -49,6 +49,9 @@ MISTAKES = {
     "masked_fill and indexing treat an integer mask differently.",
     "mask-polarity": "mask polarity: yours is True on padding. In this book a padding mask is "
     "True at a *real token* (may be attended to, counted in a loss) and False on padding.",
+    "mask-one-short": "each row hides its last real token: for lengths {lengths} yours has "
+    "{got} True entries. Row b is True at positions 0 .. lengths[b] - 1; positions counted from "
+    "1 (arange(1, T + 1)) compared with < lose the last one.",
     "mask-off-by-one": "off by one: row b has lengths[b] real tokens, positions 0 .. lengths[b] "
     "- 1, so the test is `position < length`, not `<=`.",
     "mask-max-len-ignored": "max_len is ignored: with max_len=7 the mask must be 7 wide, as wide "
@@ -206,6 +209,9 @@ def check_padding_mask(fn: Callable[..., Tensor]) -> Verdict:
         raise Wrong.named(MISTAKES, "mask-off-by-one")
     if torch.equal(got, (positions[None, :] >= 1) & (positions[None, :] <= lengths[:, None])):
         raise Wrong.named(MISTAKES, "mask-shifted")
+    if torch.equal(got, positions[None, :] < lengths[:, None] - 1):
+        raise Wrong.named(MISTAKES, "mask-one-short", lengths=lengths.tolist(),
+                          got=got.sum(-1).tolist())  # fmt: skip
     if not torch.equal(got, want):
         raise Wrong.differs(MESSAGES, "mask-differs", lengths=lengths.tolist(), want=want.int(),
                              got=got.int())  # fmt: skip

@@ -3,6 +3,8 @@ their dtype, demand a tensor of a shape, a gradient, and the book's layers in a 
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import Tensor
 
@@ -19,6 +21,9 @@ MESSAGES = {
 }
 
 MISTAKES = {
+    "flattened-positions": "{what} has shape {got}, expected {shape}: the leading axes are "
+    "flattened into one. Reshape the result back to the input's leading axes, "
+    "`.reshape(*x.shape[:-1], -1)`.",
     "squeezed-size-one": "{what} has shape {got}, expected {shape}: an axis of size 1 is gone. "
     "A `.squeeze()` with no argument drops them all, the batch's or a length's too when it "
     "happens to be 1; name the axis you mean (`.squeeze(-1)`).",
@@ -58,6 +63,9 @@ def expect_tensor(result: object, what: str, shape: tuple) -> Tensor:
         raise Wrong.differs(MESSAGES, "not-a-tensor", what=what, shape=shape,
                       kind=type(result).__name__)  # fmt: skip
     if tuple(result.shape) != shape:
+        got = tuple(result.shape)
+        if len(shape) > 2 and got == (math.prod(shape[:-1]), shape[-1]):
+            raise Wrong.named(MISTAKES, "flattened-positions", what=what, got=got, shape=shape)
         if _without_ones(shape, tuple(result.shape)):
             raise Wrong.named(MISTAKES, "squeezed-size-one", what=what, got=tuple(result.shape),
                               shape=shape)  # fmt: skip
