@@ -38,6 +38,10 @@ MISTAKES = {
     "top-p-zero-not-inf": "for {what}, your logits outside the nucleus are 0, not -inf: a logit of "
     "0 still has the probability e^0 / Z after the softmax, often more than the kept tokens. Set "
     "them to float('-inf').",
+    "top-p-times-mask": "your filtered logits are NaN where a logit was already -inf (a token "
+    "ruled out before, by top-k): -inf * 0 is NaN, so multiplying the logits by a mask cannot "
+    "remove tokens. Set the logits outside the nucleus to -inf, "
+    "logits.masked_fill(~keep, float('-inf')).",
     "top-p-whole-batch": "each row is right alone, but in a batch of 4 rows (p = {p:g}) the nuclei "
     "change: each row is its own distribution, so the softmax, the sort and the cumulative sum "
     "go along the last dimension (dim=-1).",
@@ -59,6 +63,9 @@ MISTAKES = {
     "top-p-exactly-p": "you keep one token too many at the boundary: the {m} most likely tokens "
     "already hold exactly p = {p:g}, so the nucleus (the smallest set whose probability reaches "
     "p) ends there. Keep a token only while the mass before it is *below* p (<, not <=).",
+    "top-p-softmax-axis": "the softmax runs over dim 0, the batch, not over the vocabulary: "
+    "for a batch of one row every probability is then 1, and the nucleus is the first token. "
+    "Each row is its own distribution: softmax(dim=-1).",
     "top-p-threshold-ties": "you keep every token tied with the last one needed ({n} tokens where "
     "{m} reach p): the nucleus is the smallest set, so it takes only as many of the tied tokens "
     "as it needs. Filter by position in the sorted order, not by a probability threshold.",
@@ -104,6 +111,8 @@ def _call(fn: Callable, logits: Tensor, p: float) -> Tensor:
         raise Wrong.differs(MESSAGES, "top-p-not-float", dtype=out.dtype)
     out = out.detach().to(torch.float64)
     if torch.isnan(out).any():
+        if bool((logits[torch.isnan(out)] == float("-inf")).all()):  # -inf * 0
+            raise Wrong.named(MISTAKES, "top-p-times-mask")
         raise Wrong.differs(MESSAGES, "top-p-nan")
     return out
 
@@ -155,13 +164,13 @@ def _row_mistake(kept: Tensor, want: Tensor, probs: Tensor, p: float, out: Tenso
 
 def _nucleus(logits: Tensor, p: float, descending: bool = True, below: bool = True,
              with_self: bool = False, force_first: bool = True, scatter: bool = True,
-             flat: bool = False, edge: float = 0.0) -> Tensor:  # fmt: skip
+             flat: bool = False, edge: float = 0.0, axis: int = -1) -> Tensor:  # fmt: skip
     """The kept tokens ``(..., V)`` of the book's rule or of one variation of it (``edge``
     moves p by a rounding error: a mass summed in another order lands on either side)."""
     shape = logits.shape
     if flat:  # the whole batch as one distribution
         logits = logits.reshape(1, -1)
-    probs, order = logits.softmax(-1).sort(dim=-1, descending=descending, stable=True)
+    probs, order = logits.softmax(axis).sort(dim=-1, descending=descending, stable=True)
     mass = probs.cumsum(-1) - (0 if with_self else probs)  # (..., V)
     keep = mass < p + edge if below else mass <= p + edge
     if force_first:
@@ -198,7 +207,13 @@ _CANDIDATES: dict[str, list[Callable[[Tensor, float], Tensor]]] = {
     "top-p-sorted-output": [lambda x, p: _nucleus(x, p, scatter=False)],
     "top-p-threshold-ties": [_threshold],
     "top-p-whole-batch": _variants(flat=True),
+    "top-p-softmax-axis": _variants(axis=0),
 }
+
+
+# the rules whose message needs no number from a row: tried on every probe when no row's
+# mistake reproduces them all
+_SAID_ALONE = ("top-p-softmax-axis", "top-p-ascending", "top-p-mask-not-scattered")
 
 
 def _reproduces(mistake: str | None, probes: list[tuple[Tensor, float, Tensor]]) -> bool:
@@ -269,7 +284,12 @@ def check_top_p(fn: Callable[[Tensor, float], Tensor]) -> Verdict:
     for name, (probs, p) in _CASES.items():
         logits = _logits(probs)
         shown = _show(logits.softmax(-1)[0])
-        wrongs += _judge(fn, logits, p, say(MESSAGES, name, probs=shown, p=f"{p:g}"), probes)
+        try:
+            wrongs += _judge(fn, logits, p, say(MESSAGES, name, probs=shown, p=f"{p:g}"), probes)
+        except Wrong as nan:  # -inf * 0: a mistake seen in the rows before names it better
+            if nan.mistake == "top-p-times-mask" and wrongs:
+                raise confirmed(wrongs, lambda mistake: _reproduces(mistake, probes)) from nan
+            raise
         rows.append(logits)
     batch = torch.cat(rows[:4])  # (4, V): four different distributions at once
     for p in (0.55, 0.85):  # away from every cumulative sum of the four rows
@@ -286,7 +306,12 @@ def check_top_p(fn: Callable[[Tensor, float], Tensor]) -> Verdict:
     for p in (0.3, 0.7, 0.95):
         wrongs += _judge(fn, many, p, say(MESSAGES, "random", V=_V, p=p), probes)
     if wrongs:
-        raise confirmed(wrongs, lambda mistake: _reproduces(mistake, probes))
+        wrong = confirmed(wrongs, lambda mistake: _reproduces(mistake, probes))
+        if wrong.mistake is None:  # no row's mistake explains every probe: does one rule?
+            found = [m for m in _SAID_ALONE if _reproduces(m, probes)]
+            if len(found) == 1:
+                raise Wrong.named(MISTAKES, found[0])
+        raise wrong
     return (
         "the token that crosses p is kept, exactly p ends the nucleus, ties, a dominant "
         "token, p = 1, -inf outside, batches and the original order are right."

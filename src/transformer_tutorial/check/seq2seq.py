@@ -70,6 +70,13 @@ MISTAKES = {
     "shifting the targets right: the decoder is never fed y_1 and is asked to predict it from "
     "<bos> at step 0 and again at step 1. Inputs are <bos> y_1 .. y_{{T-1}}: "
     "torch.cat([bos, tgt_out[:, :-1]], dim=1).",
+    "tf-context-last-column": "the context is outputs[:, -1], the encoder's output in the last "
+    "column: for a sentence shorter than the longest that column is padding (zeros, from the "
+    "packed sequence), not its last word. c = s_S is each sentence's own final state, "
+    "last_hidden(state).",
+    "tf-context-mean": "the context is the mean of the encoder's outputs over the positions "
+    "(padding included); chapter 4's context is the final state, c = s_S = last_hidden(state) "
+    "-- the mean over the positions, by weights, is what attention will do (chapter 5).",
     "tf-context-first-output": "the context is the encoder's output at the first position; c "
     "is the encoder's final state s_S (last_hidden of what the encoder returns), which has read "
     "the whole source.",
@@ -248,6 +255,12 @@ def _more_teacher_forcing_variants(model: Seq2Seq, src, lengths, tgt_out):
         ),
         "tf-context-first-output": sequence_loss(
             model.decoder(tgt_in, outputs[:, 0], state)[0], tgt_out
+        ),
+        "tf-context-last-column": sequence_loss(
+            model.decoder(tgt_in, outputs[:, -1], state)[0], tgt_out
+        ),
+        "tf-context-mean": sequence_loss(
+            model.decoder(tgt_in, outputs.mean(1), state)[0], tgt_out
         ),
         "tf-eos-not-trained": sequence_loss(logits, no_eos),
         "tf-mask-from-inputs": per_token[inputs_real].mean(),
