@@ -32,6 +32,10 @@ MISTAKES = {
     "sees |t - s| <= w, both ends included ({keys} keys away from the edges), not |t - s| < w.",
     "banded-too-wide": "the band is one frame too wide on each side: with window = w, frame t sees "
     "|t - s| <= w ({keys} keys away from the edges), not |t - s| <= w + 1.",
+    "banded-slice-end": "each frame's band stops one key short: a slice band[t, lo:hi] leaves "
+    "out hi, so frame t never sees key t + window (key t itself in the causal band), and near "
+    "the end, where hi is clamped to {last}, no frame sees key {last}. Slice to hi + 1, or build "
+    "the band from the offsets, |t - s| <= window.",
     "banded-range-end-exclusive": "one side of the band is a frame short: you give frame t the "
     "keys t{a:+d} .. t{b:+d}, 2w keys, and miss the last one {side} it (a Python range's end is "
     "exclusive). The band is t - w .. t + w, 2w + 1 keys.",
@@ -191,6 +195,11 @@ def _width_mistake(
         return Wrong.named(MISTAKES, "banded-too-narrow", keys=keys)
     if _same(got, _masked(q, k, v, both(_offsets_mask(T, lo - 1, hi + (not causal))))):
         return Wrong.named(MISTAKES, "banded-too-wide", keys=keys)
+    sliced = torch.zeros(T, T, dtype=torch.bool)  # band[t, lo:hi] with hi clamped to T - 1
+    for t in range(T):
+        sliced[t, max(0, t - w) : (t if causal else min(T - 1, t + w))] = True
+    if _same(got, _masked(q, k, v, both(sliced))):
+        return Wrong.named(MISTAKES, "banded-slice-end", last=T - 1)
     if not causal and w > 0:
         for a, b in ((lo, hi - 1), (lo + 1, hi)):
             if _same(got, _masked(q, k, v, both(_offsets_mask(T, a, b)))):

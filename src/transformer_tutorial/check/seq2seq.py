@@ -259,9 +259,7 @@ def _more_teacher_forcing_variants(model: Seq2Seq, src, lengths, tgt_out):
         "tf-context-last-column": sequence_loss(
             model.decoder(tgt_in, outputs[:, -1], state)[0], tgt_out
         ),
-        "tf-context-mean": sequence_loss(
-            model.decoder(tgt_in, outputs.mean(1), state)[0], tgt_out
-        ),
+        "tf-context-mean": sequence_loss(model.decoder(tgt_in, outputs.mean(1), state)[0], tgt_out),
         "tf-eos-not-trained": sequence_loss(logits, no_eos),
         "tf-mask-from-inputs": per_token[inputs_real].mean(),
         "tf-softmax-before-loss": sequence_loss(logits.softmax(-1), tgt_out),

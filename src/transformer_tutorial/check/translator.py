@@ -9,7 +9,7 @@ from torch import Tensor
 
 from .engine import check
 from .tensors import close
-from .verdict import Verdict, Wrong
+from .verdict import Verdict, Wrong, say
 
 StateDict = dict[str, Tensor]
 
@@ -19,6 +19,8 @@ _TIED = ("embed.weight", "generator.weight")  # one tensor under two names, as i
 _COUNTER = "step"  # an integer buffer: a step counter
 
 MISTAKES = {
+    "average-weights": "`{name}` is a weighted sum of the {K} checkpoints with the weights "
+    "{weights} (oldest first); the mean gives each 1/{K} = {share:.3f}.{which}",
     "average-sum-without-dividing": "`{name}`: you sum the {K} checkpoints' weights without "
     "dividing by K = {K}.",
     "average-last-only": "`{name}`: you return the last checkpoint's weights, not the mean of "
@@ -54,6 +56,8 @@ MISTAKES = {
 }
 
 MESSAGES = {
+    "average-twice": " Checkpoint {i} is counted twice: does the sum start from it and then "
+    "add every checkpoint, itself included?",
     "average-off-by-one-last-left-out": "`{name}`: you average only the first {K_1} of the {K} "
     "checkpoints (off by one: the newest one is left out).",
     "average-divides-by-k-plus-1": "`{name}`: you divide the sum by K + 1 = {K1}; divide by "
@@ -125,6 +129,14 @@ def _name_wrong_values(states: list[StateDict], got: Tensor, name: str) -> None:
             if key in MISTAKES:
                 raise Wrong.named(MISTAKES, key, name=name, K=K, K_1=K - 1, K1=K + 1)
             raise Wrong.differs(MESSAGES, key, name=name, K=K, K_1=K - 1, K1=K + 1)
+    if K > 1:  # some other weighting of the checkpoints: say which weights it gives each
+        stacked = torch.stack([s[name].double().flatten() for s in states], 1)  # (n, K)
+        weights = torch.linalg.lstsq(stacked, g.flatten()[:, None]).solution[:, 0]  # (K,)
+        if close(stacked @ weights, g.flatten()):
+            twice = [i for i, w in enumerate(weights.tolist()) if abs(w - 2 / K) < 1e-6]
+            which = say(MESSAGES, "average-twice", i=twice[0]) if len(twice) == 1 else ""
+            raise Wrong.named(MISTAKES, "average-weights", name=name, K=K, share=1 / K,
+                              weights=[round(w, 3) for w in weights.tolist()], which=which)  # fmt: skip
 
 
 def _averaged(fn: Callable, states: list[StateDict]) -> StateDict:
