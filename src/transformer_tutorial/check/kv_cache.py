@@ -27,6 +27,16 @@ MISTAKES = {
     "kv-cache-no-history": "append_self returns only the new {name}, not the history: after "
     "appending {shapes} it must return all of them, {want} -- attention at step t reads the keys "
     "and values of every position 0..t.",
+    "kv-cache-new-first": "the new {name} are put before the cached ones (after appending "
+    "{shapes}): position t must sit at index t along dim 2, so append after the history, "
+    "torch.cat([cached, new], dim=2).",
+    "kv-cache-returns-before-adding": "a new cache's first append_self returned 0 positions: "
+    "it returns what the cache held before the new positions were added. Add them first, then "
+    "return every position so far, (B, H, T_past + T_new, Dh).",
+    "kv-cache-reorder-rows-lost": "after reorder({order}) the next append_self failed ({error}): "
+    "the cache no longer holds {B} batch rows. index may repeat a row (beam search goes on with "
+    "one hypothesis in two rows) and says the new order: keep one row per entry, "
+    "index_select(0, index) or t[index] -- a boolean mask keeps each row at most once.",
     "kv-cache-no-reorder": "reorder({order}) left the cached {name} as they were: row 0 must now "
     "hold what row {first} held. In beam search a hypothesis that continues another one would "
     "attend to the wrong history, and its next step would differ from recomputing its prefix.",
@@ -78,6 +88,8 @@ def _history_mistake(name: str, got: object, parts: list[Tensor]) -> Wrong:
         return Wrong.differs(MESSAGES, "kv-cache-not-tensors", kind=type(got).__name__, name=name)
     if len(parts) > 1 and close(got, parts[-1]):
         return Wrong.named(MISTAKES, "kv-cache-no-history", name=name, shapes=shapes, want=want)
+    if len(parts) > 1 and close(got, torch.cat([parts[-1], *parts[:-1]], dim=2)):
+        return Wrong.named(MISTAKES, "kv-cache-new-first", name=name, shapes=shapes)
     for d in (0, 1, 3):
         if close(got, torch.cat(parts, dim=d)):
             return Wrong.named(MISTAKES, _APPEND_AXIS[d], name=name, axis=_AXES[d], d=d,
@@ -179,6 +191,8 @@ def check_kv_cache(cls: type) -> Verdict:
     first, second = cls(), cls()  # two blocks' caches: each has its own history
     first.append_self(*new(1, 40))
     keys = second.append_self(*new(1, 41))
+    if isinstance(keys, tuple) and isinstance(keys[0], Tensor) and keys[0].shape[2] == 0:
+        raise Wrong.named(MISTAKES, "kv-cache-returns-before-adding")
     if isinstance(keys, tuple) and isinstance(keys[0], Tensor) and keys[0].shape[2] not in (1, 2):
         raise Wrong.named(MISTAKES, "kv-cache-whole-buffer", got=keys[0].shape[2])
     if isinstance(keys, tuple) and isinstance(keys[0], Tensor) and keys[0].shape[2] == 2:
@@ -190,7 +204,13 @@ def check_kv_cache(cls: type) -> Verdict:
     cache.reorder(index)
     before = {name: torch.cat(parts, dim=2) for name, parts in zip(_NAMES, pieces, strict=True)}
     pieces = tuple([old.index_select(0, index)] for old in before.values())
-    _append(cache, new(1, 30), pieces, partial(_reorder_mistake, before=before, index=index))
+    try:
+        _append(cache, new(1, 30), pieces, partial(_reorder_mistake, before=before, index=index))
+    except RuntimeError as err:  # a reorder that kept fewer rows than index asks for
+        if "Sizes of tensors must match" not in str(err):
+            raise
+        raise Wrong.named(MISTAKES, "kv-cache-reorder-rows-lost", order=index.tolist(), B=B,
+                          error=str(err).split("\n")[0]) from err  # fmt: skip
     wrong = _decoder_mistake(cls)
     if wrong:
         raise wrong
