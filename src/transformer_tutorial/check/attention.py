@@ -11,7 +11,7 @@ from torch import Tensor
 
 from ..attention import AdditiveAttention, attention, masked_softmax
 from ..multihead import MultiHeadAttention
-from .diagnoses import MASKING, implied_divisor, masking_mistake, scale_named
+from .diagnoses import MASKING, implied_divisor, lengths_mixed, masking_mistake, scale_named
 from .engine import check
 from .tensors import backward, close, expect_tensor, randn, tolerance, with_weights_of
 from .verdict import Verdict, Wrong, say
@@ -206,7 +206,13 @@ def check_attention(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
     mask = _attention_mask(B, Tq, Tk)
     for m in (None, mask):
         expected, expected_w = attention(q, k, v, mask=m)
-        result = fn(q, k, v, mask=m)
+        try:
+            result = fn(q, k, v, mask=m)
+        except Exception as err:
+            wrong = lengths_mixed(lambda *qkv: fn(*qkv, mask=None), q, k, v)
+            if wrong is None:
+                raise
+            raise wrong from err
         if not (isinstance(result, tuple) and len(result) == 2):
             raise Wrong.named(MISTAKES, "attention-one-result")
         shapes = tuple(tuple(getattr(r, "shape", ())) for r in result)
@@ -372,7 +378,13 @@ def check_multihead(cls: type) -> Verdict:
     with torch.no_grad():
         for q, k, v, m in probes:
             B, Tq = q.shape[:2]
-            result = mine(q, k, v, mask=m)
+            try:
+                result = mine(q, k, v, mask=m)
+            except Exception as err:
+                wrong = lengths_mixed(lambda *qkv: mine(*qkv, mask=None), q, k, v)
+                if wrong is None:
+                    raise
+                raise wrong from err
             out = expect_tensor(
                 result[0] if isinstance(result, tuple) else result, "out", (B, Tq, D)
             )
@@ -419,7 +431,13 @@ def check_additive_attention(cls: type) -> Verdict:
     with torch.no_grad():
         for q, k, v, m in probes:
             B, Tq = q.shape[:2]
-            result = mine(q, k, v, mask=m)
+            try:
+                result = mine(q, k, v, mask=m)
+            except Exception as err:
+                wrong = lengths_mixed(lambda *qkv: mine(*qkv, mask=None), q, k, v)
+                if wrong is None:
+                    raise
+                raise wrong from err
             if not (isinstance(result, tuple) and len(result) == 2):
                 raise Wrong.differs(MESSAGES, "additive-not-a-pair")
             shapes = tuple(tuple(getattr(r, "shape", ())) for r in result)

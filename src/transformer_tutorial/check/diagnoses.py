@@ -266,5 +266,26 @@ def loss_described(got: float, want: float, real: Tensor) -> str:
     return say(LOSS_MESSAGES, "loss-ratio", got=got, want=want, ratio=ratio, relation=relation)
 
 
-MISTAKES = MASKING | LOSS | EVAL | SCALE  # every mistake these diagnoses name
+LENGTHS = {
+    "lengths-mixed": "your code fails when the keys are not as long as the queries (T_q = {Tq}, "
+    "T_k = {Tk}) and runs when they are: a length taken from the queries is used for the keys "
+    "or values (a reshape or view with T = query.shape[1]?). Take each tensor's sizes from "
+    "itself: key.shape[1] for the keys and values.",
+}
+
+
+def lengths_mixed(call: Callable, q: Tensor, k: Tensor, v: Tensor) -> Wrong | None:
+    """For a call of the reader's attention that raised: name the mistake if it runs once the
+    keys and values are cut to the queries' length (the sequence axis is -2)."""
+    Tq, Tk = q.shape[-2], k.shape[-2]
+    if Tk <= Tq:
+        return None
+    try:
+        call(q, k[..., :Tq, :], v[..., :Tq, :])
+    except Exception:
+        return None
+    return Wrong.named(LENGTHS, "lengths-mixed", Tq=Tq, Tk=Tk)
+
+
+MISTAKES = MASKING | LOSS | EVAL | SCALE | LENGTHS  # every mistake these diagnoses name
 MESSAGES = MASKING_MESSAGES | LOSS_MESSAGES  # and every difference they describe
