@@ -78,8 +78,13 @@ MISTAKES |= {
     "table-double-exponent": "your exponent is twice the right one: w_j = 10000^(-2j / "
     "d_model), where 2j is already the even column index (you doubled it); so row 1, column 2 "
     "is sin({w1:.4f}).",
-    "table-growing-frequencies": "the frequencies grow along the columns: w_j = 10000^(-2j / "
-    "d_model), a negative exponent, so that w_0 = 1 and the last columns turn slowest.",
+    "table-growing-frequencies": "the frequencies grow along the columns: your angles are "
+    "i * 10000^(+2j / d_model), which is also what dividing by w_j gives (i / w_j). The angle "
+    "is i * w_j with w_j = 10000^(-2j / d_model), so that w_0 = 1 and the last columns turn "
+    "slowest.",
+    "table-power-precedence": "your frequencies are 10000^(-2) * {j} / d_model, tiny and growing, "
+    "not 10000^(-2j / d_model): ** binds before * and /, so `10000 ** -2 * j / d_model` raises "
+    "10000 to -2 alone. Put the exponent in brackets, 10000 ** (-2 * j / d_model).",
     "table-zeros": "row 0 is all zeros: cos(0) = 1, so the odd columns of row 0 must be 1.",
     # the feed-forward network
     "ffn-no-relu": "there is no ReLU between the two layers: two linear maps in a row are one "
@@ -232,6 +237,12 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], Tensor]) -> Verdict:
     for key, variant in mistakes:
         if close(got, _table(max_len, D, **variant), 1e-4):
             raise Wrong.named(MISTAKES, key, w1=w1)
+    position = torch.arange(max_len, dtype=torch.float64)[:, None]
+    for j, index in (("j", torch.arange(D // 2)), ("2j", torch.arange(0, D, 2))):
+        angles = position * (10000.0**-2 * index.double() / D)  # (max_len, D/2)
+        table = torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(1)
+        if close(got, table, 1e-4):
+            raise Wrong.named(MISTAKES, "table-power-precedence", j=j)
     base = _base_of(got, D)
     if base is not None and close(got, _table(max_len, D, base=base), 1e-4):
         raise Wrong.named(MISTAKES, "table-base", base=base)
