@@ -13,6 +13,10 @@ from .tensors import close, expect_tensor
 from .verdict import Verdict, Wrong
 
 MISTAKES = {
+    "nw-not-normalised": "each row of your weights has the right shape but the wrong total "
+    "(the rows sum to {sums}): the kernel values (a Gaussian density, or exp of the scores) are "
+    "not divided by their row's sum. The weights are the softmax of the scores over the keys, "
+    "so that each row sums to 1.",
     "nw-unweighted-average": "every value gets the same weight 1 / T_k: that is average pooling. "
     "Weight each value by the softmax of the kernel scores, so near keys count more.",
     "nw-softmax-over-queries": "the weights sum to 1 over the queries (softmax over axis 0): each "
@@ -71,6 +75,9 @@ def _diagnose_kernel(got: Tensor, got_w: Tensor, queries: Tensor, keys: Tensor, 
     if not close(sums, torch.ones(T_q)):
         if close(got_w.sum(0), torch.ones(T_k)):
             raise Wrong.named(MISTAKES, "nw-softmax-over-queries")
+        if (sums > 0).all() and close(got_w / sums[:, None], want_w, 1e-6):
+            raise Wrong.named(MISTAKES, "nw-not-normalised",
+                              sums=[round(s, 4) for s in sums.tolist()])  # fmt: skip
         raise Wrong.differs(MESSAGES, "nw-row-sums", sums=[round(s, 4) for s in sums.tolist()])
     looks_like = {  # the mistake id, and the weights it gives
         "nw-sign": nw(diff**2 / (2 * width**2)),
