@@ -129,6 +129,8 @@ def _select(ranked: Tensor, total: Tensor, cand_len: Tensor, ended: Tensor, hyps
     length = cand_len.view(B, K * V).gather(1, best)
     was = ended.gather(1, beam)
     prev = hyps if mistake == "no-parent" else hyps.gather(1, beam[..., None].expand_as(hyps))
+    if mistake == "no-offset":  # the flat rows of sentence 0: beam k without b * K
+        prev = hyps.view(B * K, -1)[beam.reshape(-1)].view(B, K, -1)
     return score, length, was, prev, token
 
 
@@ -281,6 +283,9 @@ MISTAKES = {  # beam-<mistake>: the sentence of each mistake of _beam_steps
     "beam-no-parent": "each new token is appended to the hypothesis in its own row, not to the one "
     "it extends: after topk, take the hypotheses (and their scores, lengths and finished flags) of "
     "the chosen beams, best // V, then append the tokens, best % V.",
+    "beam-no-offset": "each sentence's hypotheses continue the rows of sentence 0: with the "
+    "(B * beam_size, t) tokens flat, beam k of sentence b is row b * beam_size + k. Index the "
+    "rows (and the cache) with that, not with k alone.",
     "beam-no-cache-reorder": "the key/value cache does not follow the hypotheses: after choosing "
     "the best candidates, cache.reorder(rows) so that each row's cache holds the history of the "
     "hypothesis that row now continues.",
