@@ -125,6 +125,9 @@ MISTAKES |= {
     "bahdanau-weights-query-axis": "the weights have shape ({B}, 1, {S}), expected ({B}, {S}): "
     "the attention is asked by one query, so its weights keep a query axis of size 1. Drop it "
     "(w[:, 0] or w.squeeze(1)): the decoder stacks the steps' weights into (B, T, S).",
+    "bahdanau-projected-values": "the context has {A} features, the size of the projected keys "
+    "W_k s_i, not the encoder's {D}: the values are the encoder states themselves (memory), "
+    "not their projection. W_k only makes the keys that the query is compared with.",
     "bahdanau-state-order": "the recurrent layer is fed [c_t; y_{{t-1}}], the context first: "
     "its input is [y_{{t-1}}; c_t], the embedding of the previous token, then the context. The "
     "sizes add up either way, so nothing fails; the weights are learnt for one order.",
@@ -342,7 +345,12 @@ def check_bahdanau_step(fn: Callable[..., tuple]) -> Verdict:
     prev = torch.tensor([NUM_SPECIALS, NUM_SPECIALS + 3, BOS_ID])  # (B,)
     with torch.no_grad():
         want_logits, want_state, want_weights = decoder.step(prev, state, memory, src_mask)
-        got = fn(decoder, prev.clone(), state.clone(), memory.clone(), src_mask.clone())
+        try:
+            got = fn(decoder, prev.clone(), state.clone(), memory.clone(), src_mask.clone())
+        except RuntimeError as err:  # the context of the projected keys: E + A, not E + D
+            if f"Expected {E + D}, got {E + A}" not in str(err):
+                raise
+            raise Wrong.named(MISTAKES, "bahdanau-projected-values", A=A, D=D) from err
     if not (isinstance(got, tuple) and len(got) == 3):
         raise Wrong.differs(MESSAGES, "bahdanau-not-a-triple")
     logits = expect_tensor(got[0], "the logits", (B, V)).detach().float()
