@@ -64,11 +64,10 @@ def expect_tensor(result: object, what: str, shape: tuple) -> Tensor:
                       kind=type(result).__name__)  # fmt: skip
     if tuple(result.shape) != shape:
         got = tuple(result.shape)
+        if _without_ones(shape, got):
+            raise Wrong.named(MISTAKES, "squeezed-size-one", what=what, got=got, shape=shape)
         if len(shape) > 2 and got == (math.prod(shape[:-1]), shape[-1]):
             raise Wrong.named(MISTAKES, "flattened-positions", what=what, got=got, shape=shape)
-        if _without_ones(shape, tuple(result.shape)):
-            raise Wrong.named(MISTAKES, "squeezed-size-one", what=what, got=tuple(result.shape),
-                              shape=shape)  # fmt: skip
         raise Wrong.differs(
             MESSAGES, "wrong-shape", what=what, got=tuple(result.shape), shape=shape
         )

@@ -1,0 +1,129 @@
+"""Mistakes first met in the blind sets (tests/check/blind/), each the example of the mistake id the
+checker learnt to name from it: the blind sets join the catalogue, as their own cases, so that the
+code a learner wrote (not a rewrite of it) is what must be named."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from transformer_tutorial import check
+from transformer_tutorial.seq2seq import last_hidden
+from transformer_tutorial.sequences import BOS_ID, PAD_ID
+
+from . import Mistake
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/check, for blind/
+from blind import load  # noqa: E402
+
+# the mistake id, the blind set, the check, the case's name, words the verdict must contain
+_FROM_BLIND = [
+    ("average-weights", "b4", "check_average_checkpoints", "first_counted_twice",
+     "Checkpoint 0 is counted twice"),
+    ("bahdanau-logits-order", "b4", "check_bahdanau_step", "context_first_in_logits",
+     "out([c_t; s'_t]), the context first"),
+    ("bahdanau-projected-values", "b4", "check_bahdanau_step", "projected_keys_as_values",
+     "the size of the projected keys"),
+    ("bahdanau-state-order", "b4", "check_bahdanau_step", "context_before_embedding",
+     "fed [c_t; y_{t-1}], the context first"),
+    ("bahdanau-weights-query-axis", "b4", "check_bahdanau_step", "weights_not_squeezed",
+     "keep a query axis of size 1"),
+    ("banded-slice-end", "b4", "check_banded_attention", "range_end_left_out",
+     "a slice band[t, lo:hi] leaves out hi"),
+    ("beam-best-finished", "b4", "check_beam_search", "stop_when_best_finishes",
+     "as soon as its best-ranked hypothesis is finished"),
+    ("beam-no-offset", "b4", "check_beam_search", "rows_without_offset",
+     "row b * beam_size + k"),
+    ("bert-mask-labels-only-on-mask", "b4", "check_mask_tokens", "labels_only_where_masked",
+     "you set labels only where the token became [MASK]"),
+    ("block-normed-twice", "b4", "check_encoder_layer", "prenorm_also_norms_after",
+     "normalises both before the sub-layer and after the residual"),
+    ("block-norms-swapped", "b4", "check_encoder_layer", "norms_swapped",
+     "the LayerNorms are swapped"),
+    ("block-query-unnormalised", "b4", "check_encoder_layer", "prenorm_query_unnormalized",
+     "is asked by the unnormalised x"),
+    ("block-residual-from-before", "b4", "check_decoder_layer", "stale_variable_in_feed_forward",
+     "adds the input of cross-attention"),
+    ("flattened-positions", "b4", "check_feed_forward", "flattened_positions",
+     "the leading axes are flattened into one"),
+    ("kv-cache-new-first", "b4", "check_kv_cache", "new_positions_first",
+     "put before the cached ones"),
+    ("kv-cache-reorder-rows-lost", "b4", "check_kv_cache", "reorder_with_boolean_mask",
+     "a boolean mask keeps each row at most once"),
+    ("kv-cache-returns-before-adding", "b4", "check_kv_cache", "returns_before_adding",
+     "before the new positions were added"),
+    ("lengths-mixed", "b4", "check_multihead", "split_with_query_length",
+     "a length taken from the queries"),
+    ("loss-log-softmax-axis", "b4", "check_label_smoothing", "log_softmax_over_time",
+     "the log-softmax runs over axis 1"),
+    ("loss-pad-in-sum", "b4", "check_label_smoothing", "mask_after_normalizing",
+     "the padding positions' losses are in the sum"),
+    ("loss-spread-without-pad", "b4", "check_label_smoothing", "annotated_transformer_kl",
+     "as the Annotated Transformer does"),
+    ("mask-one-short", "b4", "check_padding_mask", "positions_from_one",
+     "each row hides its last real token"),
+    ("match-box-weight-dropped", "b4", "check_hungarian_matching", "box_weight_forgotten",
+     "the box cost has weight 1"),
+    ("match-list-of-pairs", "b3", "check_hungarian_matching", "returns_list_of_pairs",
+     "(query, object) pairs"),
+    ("match-log-prob", "b4", "check_hungarian_matching", "log_prob_class_cost",
+     "the class cost is -log p_query(class)"),
+    ("match-softmax-over-queries", "b4", "check_hungarian_matching", "softmax_over_queries",
+     "the softmax runs over the queries"),
+    ("match-weights-swapped", "b2", "check_hungarian_matching", "weight_on_class_cost",
+     "the weights are swapped"),
+    ("nw-not-normalised", "b4", "check_nadaraya_watson", "gaussian_density_weights",
+     "not divided by their row's sum"),
+    ("pad-lengths-counted", "b4", "check_pad_sequences", "lengths_by_counting_non_pad",
+     "they count the entries that differ from pad_value"),
+    ("rnn-tanh-on-state-only", "b4", "check_rnn_cell", "tanh_only_on_state",
+     "the tanh covers only state_proj(s_prev)"),
+    ("scale-power-precedence", "b4", "check_attention", "power_precedence",
+     "`** 1/2` is not a square root"),
+    ("self-attn-weights-unmasked", "b4", "check_self_attention", "weights_before_mask",
+     "the weights you return are the softmax before the mask"),
+    ("squeezed-size-one", "b4", "check_additive_attention", "squeeze_everything",
+     "an axis of size 1 is gone"),
+    ("table-power-precedence", "b4", "check_sinusoidal_encoding", "precedence_in_exponent",
+     "raises 10000 to -2 alone"),
+    ("tf-context-last-column", "b4", "check_teacher_forcing_loss", "context_from_last_column",
+     "the context is outputs[:, -1]"),
+    ("top-p-softmax-axis", "b4", "check_top_p", "softmax_over_dim0",
+     "the softmax runs over dim 0"),
+]  # fmt: skip
+
+
+def _case(set_name: str, check_name: str, name: str) -> object:
+    return next(c.code for c in load(set_name) if (c.check, c.name) == (check_name, name))
+
+
+def context_mean(model, src, src_lengths, tgt_out: Tensor) -> Tensor:
+    """The teacher-forcing loss with the mean of the encoder's outputs as the context."""
+    outputs, state = model.encoder(src, src_lengths)  # (B, S, D)
+    bos = torch.full((tgt_out.shape[0], 1), BOS_ID, dtype=tgt_out.dtype)
+    tgt_in = torch.cat([bos, tgt_out[:, :-1]], dim=1)  # (B, T)
+    logits, _ = model.decoder(tgt_in, outputs.mean(1), state)  # (B, T, V)
+    assert last_hidden(state).shape == outputs.mean(1).shape
+    return F.cross_entropy(logits.transpose(1, 2), tgt_out, ignore_index=PAD_ID)
+
+
+def top_p_times_mask(logits: Tensor, p: float) -> Tensor:
+    """The right nucleus, removed by multiplying the logits by the mask (0 outside)."""
+    probs, order = logits.softmax(-1).sort(dim=-1, descending=True)
+    keep_sorted = probs.cumsum(-1) - probs < p
+    keep = torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)
+    return logits * keep
+
+
+MISTAKES = [
+    Mistake(getattr(check, check_name), key, _case(set_name, check_name, name), words)
+    for key, set_name, check_name, name, words in _FROM_BLIND
+] + [
+    Mistake(check.check_teacher_forcing_loss, "tf-context-mean", context_mean,
+            "the mean of the encoder's outputs"),
+    Mistake(check.check_top_p, "top-p-times-mask", top_p_times_mask, "-inf * 0 is NaN"),
+]  # fmt: skip
