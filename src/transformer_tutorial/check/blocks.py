@@ -16,91 +16,14 @@ from ..transformer import (
     EncoderLayer,
     residual,
 )
+from .block_words import MESSAGES, MISTAKES
 from .diagnoses import expect_same_twice
 from .engine import MESSAGES as ENGINE_MESSAGES
 from .engine import Call, check, describe
 from .tensors import close, expect_tensor, gradient_mismatch, jitter, randn, with_weights_of
 from .verdict import POLARITY, Verdict, Wrong, say
 
-MISTAKES = {
-    "block-no-residual": "the residual connection is missing: each sub-layer is {want}, but yours "
-    "computes {no_residual} (the input x is not added back).",
-    "block-no-residual-around": "there is no residual connection around {sublayer}: yours computes "
-    "{no_residual} there; each sub-layer is {want}.",
-    "block-norm-first-ignored": "norm_first is ignored: your block computes {yours} whatever "
-    "norm_first says; norm_first={norm_first} asks for {want}.",
-    "block-norm-first-inverted": "the LayerNorm is in the wrong place: norm_first={norm_first} asks "
-    "for {want}, but yours computes {other}.",
-    "block-normed-residual": "the residual adds the normalised input: yours computes h = "
-    "LayerNorm(x), then h + Sublayer(h); norm_first={norm_first} asks for {want}, with x itself "
-    "on the residual path.",
-    "block-norm-on-sublayer": "the LayerNorm is applied to the sub-layer's output before the "
-    "residual: yours computes x + LayerNorm(Sublayer(x)); norm_first={norm_first} asks for "
-    "{want}.",
-    "block-stale-residual": "each residual adds the block's input x, not the output of the "
-    "sub-layer before: the sub-layers are chained, each adding back what it read.",
-    "block-stale-input": "each sub-layer reads the block's input x, not the output of the "
-    "sub-layer before: the sub-layers are chained, the feed-forward network reads what attention "
-    "made.",
-    "block-reads-block-input": "{sublayer} reads the block's input x, not the output of "
-    "{previous}: the sub-layers are chained, each reading what the one before made.",
-    "block-norm-reused": "{sublayer} is normalised by {norm}, the LayerNorm of {owner}: each "
-    "sub-layer has its own ({norms}), with its own weights.",
-    "block-norms-swapped": "the LayerNorms are swapped: yours normalises {yours}; each "
-    "sub-layer has its own, {own}. With the weights each learns the difference matters.",
-    "block-normed-twice": "around {sublayer} yours normalises both before the sub-layer and "
-    "after the residual, LayerNorm(x + Sublayer(LayerNorm(x))); norm_first={norm_first} asks "
-    "for {want}, one LayerNorm.",
-    "block-query-unnormalised": "with norm_first=True {sublayer} is asked by the unnormalised x: "
-    "pre-norm normalises the sub-layer's whole input, h = LayerNorm(x), and h is the query as "
-    "well as the keys and values (self-attention) -- x + Attention(h, ...).",
-    "block-residual-from-before": "the residual around {sublayer} adds the input of {previous}, "
-    "not its own input (the output of {previous}): each residual adds back what its sub-layer "
-    "read. A variable name that was not updated is the usual cause.",
-    "block-order": "the sub-layers run in the wrong order: yours runs {yours}; the book's block "
-    "runs {book}.",
-    "block-mask-polarity": "mask polarity: you masked the keys that may be seen -- {polarity}.",
-    "encoder-no-padding-mask": "the padding is not hidden: changing sentence 1 at its padding "
-    "positions 3..4 moves the outputs at its real positions 0..2 (by up to {moved:.2f}). Pass "
-    "src_mask (B, 1, 1, S), True = a real token, to self-attention as the mask over its keys.",
-    "decoder-sees-future": "the decoder sees the future: changing the target at positions 2..3 "
-    "moves the outputs at positions 0..1 (by up to {moved:.2f}). Pass tgt_mask (causal: True on "
-    "and below the diagonal) to self-attention.",
-    "decoder-ignores-memory": "the output does not depend on memory: cross-attention takes its "
-    "queries from the decoder and its keys and values from memory, the encoder's output "
-    "(B, S, D).",
-    "decoder-cross-reads-target": "cross-attention takes its keys and values from its own input, "
-    "the target, instead of from memory (the encoder's output, (B, S, D)): the decoder never "
-    "reads the source.",
-    "decoder-no-source-mask": "the source padding is not hidden: changing the memory at "
-    "sentence 1's padding positions 3..4 moves its outputs (by up to {moved:.2f}). Pass src_mask "
-    "(B, 1, 1, S) to cross-attention as the mask over its keys.",
-    "decoder-memory-normalised": "with norm_first=True you normalise the memory too (with {norm}): "
-    "pre-norm normalises the sub-layer's input, the decoder's x; memory comes from the encoder "
-    "and goes into cross-attention as it is.",
-    "decoder-cross-through-self-attn": "cross-attention runs through self_attn's weights: it has "
-    "its own module, cross_attn, with its own projections.",
-}
-
-MESSAGES = {
-    "block-gradient-differs": "the values are right but the gradient with respect to {name} "
-    "differs from the reference (norm_first={norm_first}).",
-    "decoder-shapes-hint": "here the target has T = {T} positions and the source S = {S}: "
-    "cross-attention takes its queries from x (B, T, D) and its keys and values from memory "
-    "(B, S, D), masked with src_mask (B, 1, 1, S).",
-    "block-differs": "the output differs from the book's block with norm_first={norm_first}, most "
-    "at sentence {b}, position {t} ({shapes}).",
-    "post-norm": "post-norm LayerNorm(x + Sublayer(x)) (the paper)",
-    "pre-norm": "pre-norm x + Sublayer(LayerNorm(x))",
-    "post-norm-no-residual": "LayerNorm(Sublayer(x))",
-    "pre-norm-no-residual": "Sublayer(LayerNorm(x))",
-    "self-attention": "self-attention",
-    "cross-attention": "cross-attention",
-    "feed-forward": "the feed-forward network",
-    "then": ", then ",
-    "every-sublayer": "every sub-layer",
-    "your-block": "your block's output",
-}
+# the blocks' sentences are in block_words.py
 
 # one sub-layer of a block: its name (a key of MESSAGES), the function, its LayerNorm
 _Step = tuple[str, Callable[[Tensor], Tensor], torch.nn.Module]
@@ -275,6 +198,12 @@ def _sublayer_mistakes(steps: Callable, names: list[str], x: Tensor):
                     },
                     lambda r, i=i, j=j: _through(x, _swap_norm(steps(r), i, j), r.norm_first),
                 )
+    yield from _arrangement_mistakes(steps, names, x)
+
+
+def _arrangement_mistakes(steps: Callable, names: list[str], x: Tensor):
+    """The right sub-layers with each other's LayerNorms, or in another order, as candidates."""
+    n = len(names)
     book = say(MESSAGES, "then").join(say(MESSAGES, name) for name in names)
     own = ", ".join(f"{say(MESSAGES, names[k])} norm{k + 1}" for k in range(n))
     for perm in list(permutations(range(n)))[1:]:  # every sub-layer with another's LayerNorm

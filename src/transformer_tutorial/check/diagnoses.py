@@ -101,7 +101,7 @@ MASKING = {
     "softmax-times-mask": "you multiply the scores by the mask: a masked score becomes 0, not "
     "-inf, and still gets weight. Fill the masked scores with -inf.",
     "softmax-wrong-axis": "your weights sum to 1 over axis {axis}, not over the keys (the last "
-    "axis): the softmax ran over another axis -- softmax(dim={axis}), or softmax(dim=-1) on "
+    "axis): the softmax ran over the wrong axis -- softmax(dim={axis}), or softmax(dim=-1) on "
     "scores laid out with the keys on another axis than the last ((T_k, T_q) before a "
     "transpose).",
 }

@@ -393,8 +393,9 @@ def describe(err: BaseException, spec: Call, code: object = None) -> str:
     message = say(MESSAGES, key, error=type(err).__name__, place=where(place), text=first_line)
     text = place.line or linecache.getline(place.filename, place.lineno or 0)
     shapes = re.search(r"size|shape|dimension", str(err))  # the line's hint is about shapes
-    hints = [h for pattern, h in _LINE_HINTS.items() if shapes and re.search(pattern, text)]
-    hints = hints or [h for pattern, h in _HINTS.items() if re.search(pattern, str(err))]
+    hints = [h for pattern, h in _HINTS.items() if re.search(pattern, str(err))]
+    if hints in ([], ["hint-broadcast"]):  # the line may say more than the generic hint
+        hints = [h for p, h in _LINE_HINTS.items() if shapes and re.search(p, text)] or hints
     for hint in hints:
         message = say(MESSAGES, "with-hint", message=message, hint=say(MESSAGES, hint))
     return message

@@ -33,7 +33,7 @@ MISTAKES = {
     "banded-too-wide": "the band is one frame too wide on each side: with window = w, frame t sees "
     "|t - s| <= w ({keys} keys away from the edges), not |t - s| <= w + 1.",
     "banded-slice-end": "each frame's band stops one key short: a slice band[t, lo:hi] leaves "
-    "out hi, so frame t never sees key t + window (key t itself in the causal band), and near "
+    "out hi, so frame t never sees key t + window, and near "
     "the end, where hi is clamped to {last}, no frame sees key {last}. Slice to hi + 1, or build "
     "the band from the offsets, |t - s| <= window.",
     "banded-range-end-exclusive": "one side of the band is a frame short: you give frame t the "
@@ -197,8 +197,8 @@ def _width_mistake(
         return Wrong.named(MISTAKES, "banded-too-wide", keys=keys)
     sliced = torch.zeros(T, T, dtype=torch.bool)  # band[t, lo:hi] with hi clamped to T - 1
     for t in range(T):
-        sliced[t, max(0, t - w) : (t if causal else min(T - 1, t + w))] = True
-    if _same(got, _masked(q, k, v, both(sliced))):
+        sliced[t, max(0, t - w) : min(T - 1, t + w)] = True
+    if not causal and _same(got, _masked(q, k, v, both(sliced))):  # causal: excludes itself
         return Wrong.named(MISTAKES, "banded-slice-end", last=T - 1)
     if not causal and w > 0:
         for a, b in ((lo, hi - 1), (lo + 1, hi)):

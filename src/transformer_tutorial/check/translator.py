@@ -107,7 +107,7 @@ def _mean_of(states: list[StateDict], name: str) -> Tensor:
     return torch.stack([s[name].double() for s in states]).mean(0)
 
 
-def _name_wrong_values(states: list[StateDict], got: Tensor, name: str) -> None:
+def _name_wrong_values(states: list[StateDict], got: Tensor, name: str, fit: bool = True) -> None:
     """Raise the verdict for a float entry whose values are not the mean: say which look-alike
     of the mean it is."""
     K, g = len(states), got.double()
@@ -129,7 +129,7 @@ def _name_wrong_values(states: list[StateDict], got: Tensor, name: str) -> None:
             if key in MISTAKES:
                 raise Wrong.named(MISTAKES, key, name=name, K=K, K_1=K - 1, K1=K + 1)
             raise Wrong.differs(MESSAGES, key, name=name, K=K, K_1=K - 1, K1=K + 1)
-    if K > 1:  # some other weighting of the checkpoints: say which weights it gives each
+    if fit and K > 1:  # another weighting of the checkpoints: say which weights it gives each
         stacked = torch.stack([s[name].double().flatten() for s in states], 1)  # (n, K)
         weights = torch.linalg.lstsq(stacked, g.flatten()[:, None]).solution[:, 0]  # (K,)
         if close(stacked @ weights, g.flatten()):
@@ -209,7 +209,7 @@ def _expect_means(got: StateDict, states: list[StateDict], K: int) -> None:
             raise Wrong.differs(MESSAGES, "average-not-the-mean", name=name, K=K)
     for name in _TIED:
         if not close(got[name].double(), _mean_of(states, name)):
-            _name_wrong_values(states, got[name], name)
+            _name_wrong_values(states, got[name], name, fit=False)  # the tie is the cause
             raise Wrong.named(MISTAKES, "average-deepcopy-keeps-tie", tied=list(_TIED))
 
 

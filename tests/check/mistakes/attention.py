@@ -389,7 +389,7 @@ A, MHA, ADD, SOFT = (
 
 MISTAKES = [
     Mistake(SOFT, "softmax-overflow", softmax_without_max, "exp(score) overflows to inf"),
-    Mistake(SOFT, "softmax-wrong-axis", softmax_wrong_axis, "softmax over the wrong axis"),
+    Mistake(SOFT, "softmax-wrong-axis", softmax_wrong_axis, "the softmax ran over the wrong axis"),
     Mistake(SOFT, "softmax-nan-rows", softmax_nan_rows, "your weights contain NaN"),
     Mistake(SOFT, "softmax-flipped", softmax_flipped, "mask polarity"),
     Mistake(SOFT, "softmax-ignores-mask", softmax_ignores_mask, "the mask is not used"),
@@ -412,7 +412,7 @@ MISTAKES = [
         A,
         "attention-wrong-axis",
         attention_wrong_axis,
-        "softmax over the wrong axis",
+        "the softmax ran over the wrong axis",
         mistake="softmax-wrong-axis",
     ),
     Mistake(A, "attention-flipped", attention_flipped, "mask polarity", mistake="softmax-flipped"),
