@@ -282,10 +282,15 @@ def lengths_mixed(call: Callable, q: Tensor, k: Tensor, v: Tensor) -> Wrong | No
     Tq, Tk = q.shape[-2], k.shape[-2]
     if Tk <= Tq:
         return None
-    try:
-        call(q, k[..., :Tq, :], v[..., :Tq, :])
-    except Exception:
-        return None
+    for cut, should_run in ((Tk, False), (Tq, True)):  # without the mask: it is not the cause
+        try:
+            call(q, k[..., :cut, :], v[..., :cut, :])
+        except Exception:
+            if should_run:
+                return None
+        else:
+            if not should_run:
+                return None
     return Wrong.named(LENGTHS, "lengths-mixed", Tq=Tq, Tk=Tk)
 
 

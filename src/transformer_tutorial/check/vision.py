@@ -25,6 +25,9 @@ MISTAKES = {
     "flatten it into tokens: .flatten(2).transpose(1, 2) -> (B, N, D).",
     "patch-not-transposed": "the output is {shape} = (B, D, N): the tokens are on the last axis; "
     "transpose to (B, N, D) -- one row per patch.",
+    "patch-extra-token": "{tokens} tokens for a {H}x{W} image in {P}x{P} patches, which give "
+    "N = {N}: one token too many. The patch embedding returns the N patch tokens only; a [CLS] "
+    "token, if the model has one, is prepended by the model after it.",
     "patch-overlapping-unfold": "{tokens} tokens for a {H}x{W} image in {P}x{P} patches, which "
     "give N = {N}: your patches overlap. Step by P pixels (stride = patch size).",
     "patch-map-reshaped": "the feature map (B, D, h, w) = {shape} is reshaped straight to (B, N, "
@@ -90,7 +93,13 @@ def _expect_token_shape(got: Tensor, B: int, D: int, h: int, w: int, H: int, W: 
     if shape == (B, D, N):
         raise Wrong.named(MISTAKES, "patch-not-transposed", shape=shape)
     if len(shape) == 3 and shape[0] == B and shape[2] == D and shape[1] > N:
-        raise Wrong.named(MISTAKES, "patch-overlapping-unfold", tokens=shape[1], H=H, W=W, P=P, N=N)
+        fields = {"tokens": shape[1], "H": H, "W": W, "P": P, "N": N}
+        if shape[1] == N + 1:
+            raise Wrong.named(MISTAKES, "patch-extra-token", **fields)
+        overlapping = {((H - P) // s + 1) * ((W - P) // s + 1) for s in range(1, P)}
+        if shape[1] in overlapping:  # the count a stride below P gives
+            raise Wrong.named(MISTAKES, "patch-overlapping-unfold", **fields)
+        raise Wrong.differs(MESSAGES, "patch-token-count", **fields)
 
 
 def _diagnose_patches(got: Tensor, x: Tensor, weight: Tensor, b: Tensor, linear: bool,
@@ -256,6 +265,8 @@ _MATCHING_MISTAKES = (
 )
 
 MESSAGES |= {
+    "patch-token-count": "{tokens} tokens for a {H}x{W} image in {P}x{P} patches, which give "
+    "N = {N} (H / P by W / P, side by side, no padding).",
     "hungarian-passed": "the least-cost one-to-one assignment on {tried} random images (as "
     "linear_sum_assignment), and it follows the predictions when they are permuted.",
     "hungarian-not-a-pair": "return two index sequences: (query_index, target_index).",

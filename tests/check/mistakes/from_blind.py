@@ -78,6 +78,8 @@ _FROM_BLIND = [
      "the weights are swapped"),
     ("nw-not-normalised", "b4", "check_nadaraya_watson", "gaussian_density_weights",
      "not divided by their row's sum"),
+    ("patch-extra-token", "b5", "check_patch_embedding", "cls_token_prepended",
+     "one token too many"),
     ("pad-lengths-counted", "b4", "check_pad_sequences", "lengths_by_counting_non_pad",
      "they count the entries that differ from pad_value"),
     ("rnn-tanh-on-state-only", "b4", "check_rnn_cell", "tanh_only_on_state",
