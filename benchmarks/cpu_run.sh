@@ -10,10 +10,12 @@
 #     PROCS=2 THREADS=1 SEED=1 bash benchmarks/cpu_run.sh   # two processes (torchrun), one thread each
 #     PHASE=train bash benchmarks/cpu_run.sh      # only the timed training ...
 #     PHASE=evaluate bash benchmarks/cpu_run.sh   # ... and its evaluation later (same settings)
+#     PHASE=record bash benchmarks/cpu_run.sh     # a trained run's record again, no evaluation
 #
-# The evaluation (BLEU of every checkpoint, averaging, the CLI) takes about half as long as the
-# training and times nothing, so it may run when the machine is busy; PHASE=train then leaves the
-# quiet machine free for the next timed run sooner. PHASE=all (the default) does both.
+# PHASE=train records the run (its results, with the test BLEU of the final model, and its
+# provenance); the evaluation (BLEU of every checkpoint, averaging, the CLI) takes about half as
+# long as the training and times nothing, so it may run later, when the machine is busy, and
+# leaves the quiet machine free for the next timed run sooner. PHASE=all (the default) does both.
 #
 # PROCS=1 (the default) trains in one process with THREADS intra-op threads; PROCS=N > 1 runs
 # N data-parallel processes through torchrun, THREADS threads each, on the same global batch.
@@ -41,82 +43,11 @@ if [[ -z "${TRANSFORMER_TUTORIAL_DATA:-}" && -d ../shared/data ]]; then
 fi
 export OMP_NUM_THREADS=$THREADS PYTHONHASHSEED=0 MINUTES PAIR PROCS
 
-if [[ "$PHASE" != evaluate ]]; then
-  if [[ -e "$RUN_DIR" ]]; then
-    echo "error: $RUN_DIR exists; remove it or set RUN_DIR to a new folder" >&2
-    exit 2
-fi
-mkdir -p "$RUN_DIR" "$OUT"
-
-LAUNCH=("$PYTHON")
-if (( PROCS > 1 )); then
-  LAUNCH=("$(dirname "$PYTHON")/torchrun" --standalone --nproc_per_node="$PROCS")
-fi
-CMD=("${LAUNCH[@]}" -m transformer_tutorial.train --preset tiny --pair "$PAIR" --run-dir "$RUN_DIR"
-  --max-minutes "$MINUTES" --seed "$SEED" --samples 1000 --attention-samples 3
-  --checkpoint-every 100 --keep-checkpoints 1000 --no-progress)
-
-# Sample the load average every 15 s while the run lasts.
-( while true; do echo "$(date +%s) $(cut -d' ' -f1-3 /proc/loadavg)"; sleep 15; done ) \
-  > "$RUN_DIR/load.txt" &
-SAMPLER=$!
-trap 'kill $SAMPLER 2>/dev/null || true' EXIT
-
-START=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
-echo "load average before: $LOAD_BEFORE"
-echo "running: ${CMD[*]}"
-"${CMD[@]}"
-LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
-END=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-kill $SAMPLER 2>/dev/null || true
-echo "load average after: $LOAD_AFTER"
-printf 'START=%q\nEND=%q\nLOAD_BEFORE=%q\nLOAD_AFTER=%q\n' "$START" "$END" "$LOAD_BEFORE" \
-  "$LOAD_AFTER" > "$RUN_DIR/timing.env"
-
-fi
-if [[ "$PHASE" == train ]]; then
-  echo "trained; evaluate later with the same settings and PHASE=evaluate"
-  exit 0
-fi
-if [[ ! -e "$RUN_DIR/timing.env" ]]; then
-  echo "error: $RUN_DIR has no finished training (timing.env); run PHASE=train first" >&2
-  exit 2
-fi
-# shellcheck disable=SC1091
-source "$RUN_DIR/timing.env"
-mkdir -p "$OUT"
-
-# Test BLEU of every checkpoint (greedy), after the run: the denser curve of the chapter.
-"$PYTHON" benchmarks/quality.py "$RUN_DIR" --checkpoints --threads "$THREADS" \
-  --json "$OUT/bleu_curve.json"
-
-# Validation BLEU of the last checkpoint by each minute, alone and averaged with the two saved
-# before it (checkpoint averaging, chapter 16.9).
-"$PYTHON" benchmarks/averaging.py "$RUN_DIR" --last 3 --threads "$THREADS" \
-  --json "$OUT/averaging.json"
-
-# The translate command on a few sentences that are not in the data, as a reader would use it.
-SRC=${PAIR%-*}
-TGT=${PAIR#*-}
-case "$SRC" in
-  de) printf '%s\n' "Ein Hund läuft durch den Schnee." \
-        "Zwei Kinder spielen mit einem roten Ball am Strand." \
-        "Eine alte Frau verkauft Blumen auf dem Markt." \
-        "Der Mann, der neben dem Auto steht, telefoniert mit seiner Tochter." ;;
-  zh) printf '%s\n' "你好世界。" "我明天想去公园散步。" "这本书是我的朋友写的。" \
-        "如果明天下雨，我们就在家里看电影。" ;;
-  en) printf '%s\n' "Hello World." "I want to take a walk in the park tomorrow." \
-        "My friend wrote this book." "If it rains tomorrow, we will watch a movie at home." ;;
-esac > "$OUT/cli_input.$SRC.txt"
-"$PYTHON" -m transformer_tutorial.translate --checkpoint "$RUN_DIR" --beam-size 4 --device cpu \
-  < "$OUT/cli_input.$SRC.txt" > "$OUT/cli_output.$TGT.txt"
-paste "$OUT/cli_input.$SRC.txt" "$OUT/cli_output.$TGT.txt"
-
+record() {  # the small result files of the run and its provenance, into $OUT
 for f in results.json metrics.jsonl samples.json attention.json args.json load.txt; do
   cp "$RUN_DIR/$f" "$OUT/$f"
 done
-"$PYTHON" - "$OUT" "$START" "$END" "$LOAD_BEFORE" "$LOAD_AFTER" "${CMD[*]}" <<'EOF'
+"$PYTHON" - "$OUT" "$START" "$END" "$LOAD_BEFORE" "$LOAD_AFTER" "$COMMAND" <<'EOF'
 import json, os, statistics, sys
 from pathlib import Path
 
@@ -145,4 +76,84 @@ provenance = {
 (Path(out) / "provenance.json").write_text(json.dumps(provenance, indent=2) + "\n")
 print(json.dumps(provenance, indent=2))
 EOF
+}
+
+if [[ "$PHASE" == train || "$PHASE" == all ]]; then
+  if [[ -e "$RUN_DIR" ]]; then
+    echo "error: $RUN_DIR exists; remove it or set RUN_DIR to a new folder" >&2
+    exit 2
+  fi
+  mkdir -p "$RUN_DIR" "$OUT"
+
+  LAUNCH=("$PYTHON")
+  if (( PROCS > 1 )); then
+    LAUNCH=("$(dirname "$PYTHON")/torchrun" --standalone --nproc_per_node="$PROCS")
+  fi
+  CMD=("${LAUNCH[@]}" -m transformer_tutorial.train --preset tiny --pair "$PAIR" --run-dir "$RUN_DIR"
+    --max-minutes "$MINUTES" --seed "$SEED" --samples 1000 --attention-samples 3
+    --checkpoint-every 100 --keep-checkpoints 1000 --no-progress)
+
+  # Sample the load average every 15 s while the run lasts.
+  ( while true; do echo "$(date +%s) $(cut -d' ' -f1-3 /proc/loadavg)"; sleep 15; done ) \
+    > "$RUN_DIR/load.txt" &
+  SAMPLER=$!
+  trap 'kill $SAMPLER 2>/dev/null || true' EXIT
+
+  START=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+  LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+  echo "load average before: $LOAD_BEFORE"
+  echo "running: ${CMD[*]}"
+  "${CMD[@]}"
+  LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
+  END=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+  kill $SAMPLER 2>/dev/null || true
+  echo "load average after: $LOAD_AFTER"
+  COMMAND="${CMD[*]}"
+  printf 'START=%q\nEND=%q\nLOAD_BEFORE=%q\nLOAD_AFTER=%q\nCOMMAND=%q\n' "$START" "$END" \
+    "$LOAD_BEFORE" "$LOAD_AFTER" "$COMMAND" > "$RUN_DIR/timing.env"
+fi
+if [[ "$PHASE" == train ]]; then
+  record
+  echo "trained and recorded; evaluate later with the same settings and PHASE=evaluate"
+  exit 0
+fi
+if [[ ! -e "$RUN_DIR/timing.env" ]]; then
+  echo "error: $RUN_DIR has no finished training (timing.env); run PHASE=train first" >&2
+  exit 2
+fi
+# shellcheck disable=SC1091
+source "$RUN_DIR/timing.env"
+mkdir -p "$OUT"
+if [[ "$PHASE" == record ]]; then  # a trained run's results and provenance again, no evaluation
+  record
+  exit 0
+fi
+
+# Test BLEU of every checkpoint (greedy), after the run: the denser curve of the chapter.
+"$PYTHON" benchmarks/quality.py "$RUN_DIR" --checkpoints --threads "$THREADS" \
+  --json "$OUT/bleu_curve.json"
+
+# Validation BLEU of the last checkpoint by each minute, alone and averaged with the two saved
+# before it (checkpoint averaging, chapter 16.9).
+"$PYTHON" benchmarks/averaging.py "$RUN_DIR" --last 3 --threads "$THREADS" \
+  --json "$OUT/averaging.json"
+
+# The translate command on a few sentences that are not in the data, as a reader would use it.
+SRC=${PAIR%-*}
+TGT=${PAIR#*-}
+case "$SRC" in
+  de) printf '%s\n' "Ein Hund läuft durch den Schnee." \
+        "Zwei Kinder spielen mit einem roten Ball am Strand." \
+        "Eine alte Frau verkauft Blumen auf dem Markt." \
+        "Der Mann, der neben dem Auto steht, telefoniert mit seiner Tochter." ;;
+  zh) printf '%s\n' "你好世界。" "我明天想去公园散步。" "这本书是我的朋友写的。" \
+        "如果明天下雨，我们就在家里看电影。" ;;
+  en) printf '%s\n' "Hello World." "I want to take a walk in the park tomorrow." \
+        "My friend wrote this book." "If it rains tomorrow, we will watch a movie at home." ;;
+esac > "$OUT/cli_input.$SRC.txt"
+"$PYTHON" -m transformer_tutorial.translate --checkpoint "$RUN_DIR" --beam-size 4 --device cpu \
+  < "$OUT/cli_input.$SRC.txt" > "$OUT/cli_output.$TGT.txt"
+paste "$OUT/cli_input.$SRC.txt" "$OUT/cli_output.$TGT.txt"
+
+record
 du -sh "$OUT"
