@@ -9,7 +9,6 @@ study notes in ``../shared/seeds/`` that the book was written from.
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -27,11 +26,16 @@ NOTES = sorted((ROOT.parent / "shared" / "seeds").glob("*.txt"))
 HAN = "\u4e00-\u9fff"
 
 
+PACKAGE_CATALOGS = ROOT / "src" / "transformer_tutorial" / "locale" / "zh_CN" / "LC_MESSAGES"
+
+
 def messages() -> list[tuple[str, polib.POEntry]]:
-    """Every translated message of every page: (page, entry)."""
+    """Every translated message of every page, and of the package's catalogs (the checker's
+    verdicts, the diagrams' labels): (page or catalog, entry)."""
+    paths = sorted(CATALOGS.glob("*.po")) + sorted(PACKAGE_CATALOGS.glob("*.po"))
     return [
         (path.stem, entry)
-        for path in sorted(CATALOGS.glob("*.po"))
+        for path in paths
         for entry in polib.pofile(str(path))
         if not entry.obsolete and entry.msgstr
     ]
@@ -157,24 +161,6 @@ def test_the_chinese_pages_use_one_term_per_concept() -> None:
                     if not named and not text[m.end() :].startswith("（见"):
                         found.append(f"{page}: {also} (use {term['zh']}) in {text[:60]!r}")
     assert not found, found[:10]
-
-
-def test_every_variant_that_the_first_check_banned_is_in_the_term_list() -> None:
-    """The term list replaced test_i18n.BANNED as the one source: it keeps every rule of it."""
-    spec = importlib.util.spec_from_file_location(
-        "test_i18n", Path(__file__).with_name("test_i18n.py")
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    missing = {
-        variant: standard
-        for variant, standard in module.BANNED.items()
-        if not any(
-            standard in t["zh"] and any(re.fullmatch(v, variant) for v in t.get("variants", []))
-            for t in TERMS
-        )
-    }
-    assert not missing, f"terms.yml lacks these rules of test_i18n.BANNED: {missing}"
 
 
 def glossary_chinese() -> list[str]:
