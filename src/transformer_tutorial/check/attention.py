@@ -375,6 +375,7 @@ def check_multihead(cls: type) -> Verdict:
     blind[0, :, 1] = False  # query 1 of sequence 0 sees no key
     probes = [(q, k, v, m) for m in (None, padding, blind)]
     probes.append((q[:1, :1], k[:1], v[:1], padding[:1]))  # B = T_q = 1: axes of size one
+    probes.append((q[:, :1], k, v, padding))  # T_q = 1 alone
     with torch.no_grad():
         for q, k, v, m in probes:
             B, Tq = q.shape[:2]
@@ -428,6 +429,7 @@ def check_additive_attention(cls: type) -> Verdict:
     blind[0, 1] = False  # query 1 of sequence 0 sees no key
     probes = [(q, k, v, m) for m in (None, padding, blind)]
     probes.append((q[:1, :1], k[:1], v[:1], padding[:1]))  # B = T_q = 1: axes of size one
+    probes.append((q[:, :1], k, v, padding))  # T_q = 1 alone
     with torch.no_grad():
         for q, k, v, m in probes:
             B, Tq = q.shape[:2]

@@ -22,6 +22,9 @@ MISTAKES = {
     "attention code adds the axes it needs.",
     "mask-shifted": "your mask is shifted one position to the right: row b is True at positions "
     "1 .. lengths[b]; it is True at 0 .. lengths[b] - 1 (positions count from 0).",
+    "pad-changed-input": "your function changed the lists it was given: {want} became {got}. "
+    "The caller still needs its sequences as they were; pad copies of them (list(s) + "
+    "[pad_value] * (T - len(s))), or write into a new tensor.",
     "pad-lengths-counted": "with pad_value=3 and the sequences {seqs} your lengths are {got}, "
     "expected {want}: they count the entries that differ from pad_value, so a real token equal "
     "to it is not counted. Take each length from its sequence, len(s), not from the padded "
@@ -104,7 +107,10 @@ def check_pad_sequences(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
     seqs: Sequence[list[int]] = [list(s) for s in _SEQS]
     B, T = len(seqs), max(len(s) for s in seqs)
     want, want_lengths = pad_sequences(seqs, pad_value=0)
-    padded, lengths = _padded_and_lengths(fn([list(s) for s in seqs]))
+    given = [list(s) for s in seqs]
+    padded, lengths = _padded_and_lengths(fn(given))
+    if given != seqs:
+        raise Wrong.named(MISTAKES, "pad-changed-input", want=seqs, got=given)
     if padded.dim() == 1 and lengths.dim() == 2:
         raise Wrong.named(MISTAKES, "pad-pair-swapped")
     if tuple(padded.shape) == (B, T + 1):

@@ -80,6 +80,8 @@ _FROM_BLIND = [
      "not divided by their row's sum"),
     ("patch-extra-token", "b5", "check_patch_embedding", "cls_token_prepended",
      "one token too many"),
+    ("pad-changed-input", "b5", "check_pad_sequences", "extends_the_callers_lists",
+     "your function changed the lists it was given"),
     ("pad-lengths-counted", "b4", "check_pad_sequences", "lengths_by_counting_non_pad",
      "they count the entries that differ from pad_value"),
     ("rnn-tanh-on-state-only", "b4", "check_rnn_cell", "tanh_only_on_state",
