@@ -26,7 +26,6 @@ KNOWN_MISSES = {
     # blind set B5, measured untuned: not caught (results/checker/blind_b5.md says what each did)
     "b5/check_average_checkpoints-only_float32_averaged": _B5,
     "b5/check_average_checkpoints-everything_float32": _B5,
-    "b5/check_encoder_layer-dropout_hard_coded": _B5,
     "b5/check_hungarian_matching-returns_numpy_arrays": _B5,
     "b5/check_kv_cache-fixed_buffer_of_16": _B5,
     "b5/check_kv_cache-reorder_copy_into_old": _B5,

@@ -38,6 +38,9 @@ MISTAKES = {
     "block-residual-from-before": "the residual around {sublayer} adds the input of {previous}, "
     "not its own input (the output of {previous}): each residual adds back what its sub-layer "
     "read. A variable name that was not updated is the usual cause.",
+    "block-dropout-fixed": "built with dropout=0.0, your block in training mode gives another "
+    "output than in eval mode: a dropout probability is fixed in your code (nn.Dropout(0.1)?) "
+    "instead of taken from the `dropout` argument, nn.Dropout(dropout).",
     "block-order": "the sub-layers run in the wrong order: yours runs {yours}; the book's block "
     "runs {book}.",
     "block-mask-polarity": "mask polarity: you masked the keys that may be seen -- {polarity}.",

@@ -360,6 +360,11 @@ def _build(cls: type, block: _Block, args: tuple, norm_first: bool) -> _Run:
                 message = say(ENGINE_MESSAGES, "with-hint", message=message, hint=block.hint)
             raise Wrong(message) from err
     got = expect_tensor(result, "the output", args[0].shape)
+    with torch.no_grad():  # built with dropout=0.0, training mode must change nothing
+        trained = mine.train()(*args)
+    mine.eval()
+    if isinstance(trained, Tensor) and not torch.equal(trained.nan_to_num(), got.nan_to_num()):
+        raise Wrong.named(MISTAKES, "block-dropout-fixed")
     return _Run(norm_first, mine, reference, got, args)
 
 

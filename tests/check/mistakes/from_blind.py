@@ -40,6 +40,8 @@ _FROM_BLIND = [
      "row b * beam_size + k"),
     ("bert-mask-labels-only-on-mask", "b4", "check_mask_tokens", "labels_only_where_masked",
      "you set labels only where the token became [MASK]"),
+    ("block-dropout-fixed", "b5", "check_encoder_layer", "dropout_hard_coded",
+     "a dropout probability is fixed in your code"),
     ("block-normed-twice", "b4", "check_encoder_layer", "prenorm_also_norms_after",
      "normalises both before the sub-layer and after the residual"),
     ("block-norms-swapped", "b4", "check_encoder_layer", "norms_swapped",
