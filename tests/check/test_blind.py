@@ -27,8 +27,6 @@ KNOWN_MISSES = {
     "b5/check_average_checkpoints-only_float32_averaged": _B5,
     "b5/check_average_checkpoints-everything_float32": _B5,
     "b5/check_hungarian_matching-returns_numpy_arrays": _B5,
-    "b5/check_kv_cache-fixed_buffer_of_16": _B5,
-    "b5/check_kv_cache-reorder_copy_into_old": _B5,
     "b5/check_mask_tokens-only_cls_sep_pad_excluded": _B5,
     "b5/check_nadaraya_watson-exp_without_max_shift": _B5,
     "b5/check_top_p-renormalised_log_probs": _B5,

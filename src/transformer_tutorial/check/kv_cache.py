@@ -3,6 +3,7 @@ of the book's decoder, against recomputing the whole prefix."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
 import torch
@@ -37,6 +38,14 @@ MISTAKES = {
     "the cache no longer holds {B} batch rows. index may repeat a row (beam search goes on with "
     "one hypothesis in two rows) and says the new order: keep one row per entry, "
     "index_select(0, index) or t[index] -- a boolean mask keeps each row at most once.",
+    "kv-cache-reorder-fewer-rows": "reorder({order}), keeping 2 of the {B} rows, broke the cache "
+    "({error}): greedy search drops its finished sentences this way. Build new tensors, "
+    "t[index] (or index_select(0, index)), rather than copying into the old ones.",
+    "kv-cache-values-are-keys": "append_self returns the keys twice: its second result, the "
+    "values, holds the keys. Return (all keys, all values) so far.",
+    "kv-cache-fixed-length": "the cache stops growing: appending position {t} failed or returned "
+    "the wrong length. It must hold every position of the output, however long; grow it "
+    "(torch.cat, or a buffer that doubles when full).",
     "kv-cache-no-reorder": "reorder({order}) left the cached {name} as they were: row 0 must now "
     "hold what row {first} held. In beam search a hypothesis that continues another one would "
     "attend to the wrong history, and its next step would differ from recomputing its prefix.",
@@ -109,6 +118,8 @@ def _append(cache, new: tuple, pieces: tuple, explain=_history_mistake) -> None:
     for name, got, parts, latest in zip(_NAMES, result, pieces, new, strict=True):
         parts.append(latest)
         if not (isinstance(got, Tensor) and close(got, torch.cat(parts, dim=2))):
+            if name == "values" and close(got, result[0]):
+                raise Wrong.named(MISTAKES, "kv-cache-values-are-keys")
             raise explain(name, got, parts)
 
 
@@ -174,6 +185,32 @@ def _decoder_mistake(cls: type) -> Wrong | None:
     return None
 
 
+def _expect_fewer_rows(cache, new: Callable, B: int) -> None:
+    """reorder may keep fewer rows than the batch has (greedy search drops finished sentences)."""
+    index = torch.tensor([1, 0])  # two of the B rows
+    try:
+        cache.reorder(index)
+        keys, _ = cache.append_self(*(t[:2] for t in new(1, 31)))
+    except RuntimeError as err:
+        raise Wrong.named(MISTAKES, "kv-cache-reorder-fewer-rows", order=index.tolist(), B=B,
+                          error=str(err).split("\n")[0]) from err  # fmt: skip
+    if not (isinstance(keys, Tensor) and keys.shape[0] == 2):
+        raise Wrong.named(MISTAKES, "kv-cache-reorder-fewer-rows", order=index.tolist(), B=B,
+                          error=f"keys {tuple(getattr(keys, 'shape', ()))}")  # fmt: skip
+
+
+def _expect_long_history(cls: type, new: Callable, steps: int = 40) -> None:
+    """A cache grows with the output, position by position, as long as decoding goes on."""
+    cache = cls()
+    for t in range(steps):
+        try:
+            keys, _ = cache.append_self(*new(1, 100 + t))
+        except RuntimeError as err:
+            raise Wrong.named(MISTAKES, "kv-cache-fixed-length", t=t) from err
+        if not (isinstance(keys, Tensor) and keys.shape[2] == t + 1):
+            raise Wrong.named(MISTAKES, "kv-cache-fixed-length", t=t)
+
+
 @check("key/value cache", build="cls()", call="",
        methods=("cache.append_self(k, v)", "cache.reorder(index)"))  # fmt: skip
 def check_kv_cache(cls: type) -> Verdict:
@@ -211,9 +248,11 @@ def check_kv_cache(cls: type) -> Verdict:
             raise
         raise Wrong.named(MISTAKES, "kv-cache-reorder-rows-lost", order=index.tolist(), B=B,
                           error=str(err).split("\n")[0]) from err  # fmt: skip
+    _expect_fewer_rows(cache, new, B)
     wrong = _decoder_mistake(cls)
     if wrong:
         raise wrong
+    _expect_long_history(cls, new)  # longer than the decoder's probe
     return (
         "append_self keeps every position's keys and values, reorder follows the batch "
         "rows, and the book's decoder with your cache gives the logits of recomputing."

@@ -390,7 +390,7 @@ _CACHE = [
     ("reorder-heads", cat_cache(reorder_axis=1), "along the heads axis (dim 1), but it must keep"),
     ("reorder-t", cat_cache(reorder_axis=2), "along the positions axis (dim 2), but it must keep"),
     ("window", cat_cache(window=5), "the logits of step 5 (the token at position 5) differ"),
-    ("values-are-keys", CacheThatCopiesOnlyKeys, "the values returned should be"),
+    ("values-are-keys", CacheThatCopiesOnlyKeys, "returns the keys twice"),
     ("shared-history", CacheInClassLists, "two caches share one history"),
 ]
 
