@@ -282,16 +282,18 @@ def lengths_mixed(call: Callable, q: Tensor, k: Tensor, v: Tensor) -> Wrong | No
     Tq, Tk = q.shape[-2], k.shape[-2]
     if Tk <= Tq:
         return None
-    for cut, should_run in ((Tk, False), (Tq, True)):  # without the mask: it is not the cause
-        try:
-            call(q, k[..., :cut, :], v[..., :cut, :])
-        except Exception:
-            if should_run:
-                return None
-        else:
-            if not should_run:
-                return None
+    # without the mask, so that a mask error is not taken for it: fails at T_k, runs at T_q
+    if _runs(call, q, k, v) or not _runs(call, q, k[..., :Tq, :], v[..., :Tq, :]):
+        return None
     return Wrong.named(LENGTHS, "lengths-mixed", Tq=Tq, Tk=Tk)
+
+
+def _runs(call: Callable, *args: Tensor) -> bool:
+    try:
+        call(*args)
+    except Exception:
+        return False
+    return True
 
 
 MISTAKES = MASKING | LOSS | EVAL | SCALE | LENGTHS  # every mistake these diagnoses name
