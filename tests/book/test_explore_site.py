@@ -46,6 +46,8 @@ VIEWS = {
     "book/09_multihead": 1,
     "book/10_positional_encoding": 1,
     "book/12_masks": 1,
+    "book/13_transformer": 2,
+    "book/15_decoding": 1,
     "book/20_long_sequences": 1,
 }
 EDITIONS = ["", "zh/"]
