@@ -137,6 +137,40 @@ def test_float32_tensors_in_float64_code_get_a_hint(capsys):
     assert "the check calls your code with float64 tensors" in verdict.message
 
 
+# The commonest errors PyTorch raises in a reader's line, and the hint each gets (hint-dtype, -view,
+# -none, -broadcast and -tuple have their own tests above and in test_wrong_kinds.py).
+_RAISED = {
+    "hint-truth": "if torch.ones(3) > 0: pass",
+    "hint-bool-mask": "~torch.ones(3)",
+    "hint-in-place": "torch.ones(3, requires_grad=True).masked_fill_(torch.ones(3).bool(), 0)",
+    "hint-matmul": "torch.nn.Linear(4, 3)(torch.ones(2, 6))",
+    "hint-cross-entropy": "F.cross_entropy(torch.randn(3, 5, 10), torch.zeros(3, 5).long())",
+    "hint-bool-index": "torch.ones(2, 3, 4)[torch.ones(2, 4).bool()] = 0.0",
+    "hint-reshape-size": "torch.ones(2, 3, 4).view(2, 5, -1)",
+    "hint-join": "torch.cat([torch.ones(2, 3), torch.ones(3, 3)], dim=1)",
+    "hint-dim-range": "torch.ones(2, 3).softmax(2)",
+    "hint-index-range": "torch.nn.Embedding(5, 2)(torch.tensor([7]))",
+    "hint-cast": "torch.zeros(3).long().__iadd__(torch.ones(3) * 0.5)",
+    "hint-one-element": "float(torch.ones(3))",
+    "hint-index-dtype": "torch.ones(3)[torch.tensor(1.0)]",
+    "hint-channels": "torch.nn.Conv2d(3, 8, 4, 4)(torch.ones(1, 8, 8, 3))",
+    "hint-broadcast": "torch.ones(3, 1).expand(4, 5)",
+}
+
+
+@pytest.mark.parametrize("hint", sorted(_RAISED))
+def test_what_pytorch_raises_in_the_readers_line_gets_its_hint(hint):
+    namespace = {"torch": torch, "F": torch.nn.functional}
+    source = f"def mine(x):\n    {_RAISED[hint]}\n"
+    exec(compile(source, "<ipython-input-7-mine>", "exec"), namespace)
+    with pytest.raises(Exception) as raised:
+        namespace["mine"](None)
+    message = engine.describe(raised.value, engine.Call("block", "mine(x)"), namespace["mine"])
+    assert message.startswith(f"your code raised {type(raised.value).__name__} at line 2"), message
+    assert message.endswith(engine.MESSAGES[hint]), message
+    assert message.count(" -- ") == 1, message  # one hint, the right one
+
+
 # --- the checker's own errors are its own ----------------------------------------------------------
 
 
@@ -288,3 +322,23 @@ def test_beam_search_mistakes_are_told_apart_by_the_probes():
         same = first.setdefault(repr(out), m)
         assert m is None or same is not None, f"{m} gives the right output on every probe"
         assert same == m or b._ALIASES.get(m) == same, f"{m} and {same} look alike"
+
+
+@pytest.mark.parametrize(
+    ("got", "want", "words"),
+    [
+        ((3, 1, 8), (1, 3, 8), "axes 0 and 1 swapped"),
+        ((4, 2, 3), (2, 3, 4), "the same sizes in another order"),
+        ((49, 16), (50, 16), "axis 0 holds 49 entries where 50 belong, one too few"),
+        ((2, 6), (2, 5), "axis 1 holds 6 entries where 5 belong, one too many"),
+        ((2, 5, 1, 3), (2, 5, 3), "an extra axis of size 1 at position 2"),
+        ((4, 9), (4,), "an extra axis of size 9 at position 1"),
+        ((2, 5, 6), (2, 5, 3), None),
+    ],
+)
+def test_a_wrong_shape_says_what_its_sizes_tell(got, want, words):
+    with pytest.raises(Exception) as raised:
+        tensors.expect_tensor(torch.zeros(got), "out", want)
+    message = str(raised.value)
+    assert message.startswith(f"out has shape {got}, expected {want}"), message
+    assert (words in message) if words else message.endswith(f"expected {want}."), message

@@ -82,6 +82,49 @@ MESSAGES = {
     "(d, T, B). Swap the last two only, `.transpose(-2, -1)` (or `.mT`).",
     "hint-view": "after a transpose the tensor is not contiguous, so view cannot merge its axes: "
     "use .reshape(...) (or .contiguous().view(...)).",
+    "hint-truth": "`if`, `and`, `or` and `not` need one True or False, and a tensor of several "
+    "values is neither: test an optional argument with `if mask is not None:`, and combine masks "
+    "element by element with `&`, `|` and `~`.",
+    "hint-bool-mask": "this operation wants a boolean mask (dtype torch.bool) and got numbers: make "
+    "the mask with a comparison (`positions < lengths[:, None]` is boolean) or dtype=torch.bool; a "
+    "0/1 float mask becomes one with `mask.bool()`, an additive 0/-inf mask with `mask == 0`.",
+    "hint-in-place": "an in-place operation (a method ending in `_` such as `masked_fill_`, `+=`, "
+    "or an assignment into a slice) changed a tensor that autograd still needs, perhaps the "
+    "caller's own input: leave the inputs as they were. Use the out-of-place form "
+    "(`x = x.masked_fill(...)`, `x = x + y`), or work on a `.clone()`.",
+    "hint-matmul": "a matrix product got sizes that do not fit: for `a @ b` the last axis of a must "
+    "equal the second-to-last of b (and their batch axes must agree), and an nn.Linear takes "
+    "inputs whose last axis is its in_features. Check which tensor goes into which layer or "
+    "product, and which axis holds the features.",
+    "hint-cross-entropy": "F.cross_entropy (and nll_loss) wants the classes on axis 1: logits "
+    "(N, V) with targets (N,), or (B, V, T) with targets (B, T). Flatten both "
+    "(`logits.reshape(-1, V)`, `targets.reshape(-1)`), or move V to axis 1 with "
+    "`logits.transpose(1, 2)`.",
+    "hint-bool-index": "indexing with a boolean mask (`x[mask] = value`) needs the mask to have the "
+    "shape of x's leading axes: it does not broadcast. `x.masked_fill(mask, value)` broadcasts, "
+    "and leaves x as it was.",
+    "hint-reshape-size": "a view or reshape asks for sizes whose product is not the tensor's number "
+    "of elements: a size taken from another tensor or axis (the queries' length for the keys', "
+    "D for D/h, ...). Read each size off the tensor you reshape, e.g. `B, T, _ = x.shape`.",
+    "hint-join": "torch.cat joins tensors along an axis they have (`dim=`) and torch.stack along a "
+    "new one; every other axis must agree. Check the axis you join along, and each piece's shape.",
+    "hint-dim-range": "the tensor has fewer axes than the line assumes: count axes from the end "
+    "(dim=-1 is the last) so that the same line works with and without batch or head axes, or "
+    "check which tensor this is.",
+    "hint-index-range": "an nn.Embedding (or an index) got an id at or beyond its size: a token id "
+    "not below the vocabulary size, or a position not below max_len. Check which ids go into "
+    "which table.",
+    "hint-cast": "an in-place operation would store fractions in an integer tensor (`+=`, `*=` or "
+    "`/=` into a long tensor, such as one made from token ids): make it a float tensor first, or "
+    "compute out of place.",
+    "hint-one-element": "float(), int() and .item() turn a one-element tensor into a Python "
+    "number, and this tensor has several: keep it a tensor and compute with tensor operations, or "
+    "index the element you mean.",
+    "hint-index-dtype": "indices must be integer tensors (long): ids or positions made with float "
+    "arithmetic need `.long()` (torch.arange of integers gives long).",
+    "hint-channels": "nn.Conv2d wants images as (B, C, H, W), the channels on axis 1: images with "
+    "their channels last (B, H, W, C) need `.permute(0, 3, 1, 2)`, or the layer's in_channels "
+    "is not the images' C.",
 }
 
 _HINTS = {
@@ -90,6 +133,32 @@ _HINTS = {
     r"for unary ~: 'NoneType'|'NoneType' object (has no attribute|is not subscriptable)": "hint-none",
     r"The size of tensor a \(\d+\) must match the size of tensor b": "hint-broadcast",
     r"must be Tensor, not tuple|unsupported operand type\(s\) for .*'tuple'": "hint-tuple",
+    r"The expanded size of the tensor \(\d+\) must match the existing size": "hint-broadcast",
+    r"Boolean value of Tensor with more than one value is ambiguous": "hint-truth",
+    r"only implemented on integer and Boolean|only supports boolean masks|"
+    r"expected condition to be a boolean": "hint-bool-mask",
+    r"leaf Variable that requires grad is being used in an in-place|modified by an inplace": (
+        "hint-in-place"
+    ),
+    r"mat1 and mat2 shapes cannot be multiplied|first two dimensions of batch2": "hint-matmul",
+    r"Expected target size|Expected input batch_size \(\d+\) to match target": (
+        "hint-cross-entropy"
+    ),
+    r"The shape of the mask \[.*\] at index \d+ does not match": "hint-bool-index",
+    r"shape '\[[-\d, ]*\]' is invalid for input of size": "hint-reshape-size",
+    r"Sizes of tensors must match except in dimension|stack expects each tensor to be equal": (
+        "hint-join"
+    ),
+    r"Dimension out of range": "hint-dim-range",
+    r"index out of range in self": "hint-index-range",
+    r"result type \w+ can't be cast to the desired output type": "hint-cast",
+    r"only one element tensors can be converted|elements cannot be converted to Scalar": (
+        "hint-one-element"
+    ),
+    r"tensors used as indices must be long|'indices' to have one of the following scalar": (
+        "hint-index-dtype"
+    ),
+    r"expected input\[.*\] to have \d+ channels, but got": "hint-channels",
 }
 
 # what a failing line of the reader's holds, when the error's words alone say little

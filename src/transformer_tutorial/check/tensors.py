@@ -8,7 +8,7 @@ import math
 import torch
 from torch import Tensor
 
-from .verdict import Wrong
+from .verdict import Wrong, say
 
 MESSAGES = {
     "not-a-tensor": "{what} should be a tensor of shape {shape}, got {kind}.",
@@ -18,6 +18,20 @@ MESSAGES = {
     "not-a-module": "your class should be an nn.Module (class My...(nn.Module)); it builds {kind}.",
     "missing-layer": "the module needs {kind} `{name}`, as in the book.",
     "layer-size": "`{name}` holds {got}; the book's holds {want}.",
+    "shape-and-relation": "{what} has shape {got}, expected {shape}: {relation}",
+    "shape-swapped": "the same sizes with axes {axes} swapped (a transpose or permute missing or "
+    "extra, or one sequence-first layout where the other is batch-first).",
+    "shape-reordered": "the same sizes in another order (a transpose or permute missing or extra).",
+    "shape-one-off": "axis {axis} holds {got_n} entries where {want_n} belong, one {more_less}: an "
+    "off-by-one (a range or slice that starts at 1 or stops one early, or a token added or "
+    "dropped).",
+    "shape-extra-one": "an extra axis of size 1 at position {axis} (a keepdim=True or unsqueeze "
+    "too many).",
+    "shape-more": "too many",
+    "shape-fewer": "too few",
+    "shape-extra-axis": "an extra axis of size {size} at position {axis}: an axis the result "
+    "should not have (one to sum, average or index away, or one a tensor broadcast in), or "
+    "another result in this one's place.",
 }
 
 MISTAKES = {
@@ -68,10 +82,36 @@ def expect_tensor(result: object, what: str, shape: tuple) -> Tensor:
             raise Wrong.named(MISTAKES, "squeezed-size-one", what=what, got=got, shape=shape)
         if len(shape) > 2 and got == (math.prod(shape[:-1]), shape[-1]):
             raise Wrong.named(MISTAKES, "flattened-positions", what=what, got=got, shape=shape)
-        raise Wrong.differs(
-            MESSAGES, "wrong-shape", what=what, got=tuple(result.shape), shape=shape
-        )
+        relation = shape_relation(got, shape)
+        if relation is None:
+            raise Wrong.differs(MESSAGES, "wrong-shape", what=what, got=got, shape=shape)
+        raise Wrong.differs(MESSAGES, "shape-and-relation", what=what, got=got, shape=shape,
+                            relation=relation)  # fmt: skip
     return result
+
+
+def shape_relation(got: tuple, shape: tuple) -> str | None:
+    """What a wrong shape tells about its cause, when it tells something: the expected sizes
+    reordered, one axis one off, or one axis too many."""
+    if len(got) == len(shape) and sorted(got) == sorted(shape):
+        moved = [i for i, (g, s) in enumerate(zip(got, shape, strict=True)) if g != s]
+        if len(moved) == 2:
+            return say(MESSAGES, "shape-swapped", axes=f"{moved[0]} and {moved[1]}")
+        return say(MESSAGES, "shape-reordered")
+    if len(got) == len(shape):
+        off = [i for i, (g, s) in enumerate(zip(got, shape, strict=True)) if g != s]
+        if len(off) == 1 and abs(got[off[0]] - shape[off[0]]) == 1:
+            i = off[0]
+            more = "more" if got[i] > shape[i] else "fewer"
+            return say(MESSAGES, "shape-one-off", axis=i, got_n=got[i], want_n=shape[i],
+                       more_less=say(MESSAGES, f"shape-{more}"))  # fmt: skip
+        return None
+    if len(got) == len(shape) + 1:
+        for i in range(len(got)):
+            if got[:i] + got[i + 1 :] == shape:
+                key = "shape-extra-one" if got[i] == 1 else "shape-extra-axis"
+                return say(MESSAGES, key, axis=i, size=got[i])
+    return None
 
 
 def _without_ones(shape: tuple, got: tuple) -> bool:
