@@ -100,6 +100,10 @@ MASKING = {
     "sum to 1: fill the masked scores with -inf before the softmax.",
     "softmax-times-mask": "you multiply the scores by the mask: a masked score becomes 0, not "
     "-inf, and still gets weight. Fill the masked scores with -inf.",
+    "softmax-log": "your weights are log-probabilities, at most 0: their exp is the softmax "
+    "over the keys. The weights are softmax(scores), not log_softmax(scores).",
+    "softmax-sigmoid": "each of your weights is sigmoid(score), on its own: the weights of a "
+    "query must compete and sum to 1, a softmax over the keys.",
     "softmax-wrong-axis": "your weights sum to 1 over axis {axis}, not over the keys (the last "
     "axis): the softmax ran over the wrong axis -- softmax(dim={axis}), or softmax(dim=-1) on "
     "scores laid out with the keys on another axis than the last ((T_k, T_q) before a "
@@ -185,9 +189,28 @@ def masking_mistake(weights: Tensor, scores: Tensor, mask: Tensor | None) -> Wro
             scores.dim() - 2,
         )  # fmt: skip
         return Wrong.named(MASKING, found[0], polarity=POLARITY, axis=axis - scores.dim())
+    named = squashed_instead(weights, scores, mask)
+    if named is not None:
+        return Wrong.named(MASKING, named)
     if mask is not None and (weights[~mask.expand_as(weights)].abs() > 1e-9).any():
         return Wrong.differs(MASKING_MESSAGES, "masked-keys-weighted")
     return Wrong.differs(MASKING_MESSAGES, "weights-differ", shape=tuple(scores.shape))
+
+
+def squashed_instead(weights: Tensor, scores: Tensor, mask: Tensor | None) -> str | None:
+    """``"softmax-log"`` or ``"softmax-sigmoid"`` when, on every visible key of every query that
+    sees one, ``weights`` are the log of the right weights or the sigmoid of the scores (what a
+    reader puts at masked keys varies, so those are not compared)."""
+    seen = torch.ones_like(scores, dtype=torch.bool) if mask is None else mask.expand(scores.shape)
+    seen = seen & ~fully_masked(mask, scores.shape)
+    if weights.shape != scores.shape or not seen.any():
+        return None
+    got, right = weights[seen], masked_softmax(scores, mask)[seen]
+    if (got < -1e-6).any() and close(got.exp(), right):
+        return "softmax-log"
+    if close(got, torch.sigmoid(scores[seen])):
+        return "softmax-sigmoid"
+    return None
 
 
 LOSS = {
