@@ -117,6 +117,19 @@ MISTAKES |= {
     "loss-kl-divergence": "you compute the KL divergence to the smoothed target (nn.KLDivLoss); "
     "the book's loss is the cross-entropy, which is larger by the target's entropy, a constant "
     "{entropy:.4f} here.",
+    "loss-smoothing-swapped": "the two weights are swapped: the target's log-probability gets "
+    "ε = {eps} and the uniform part 1 - ε = {target}. The target gets 1 - ε, the uniform "
+    "part ε.",
+    "loss-target-share-overwritten": "the target token gets 1 - ε = {target} without its share "
+    "ε / V = {share:.4g} of the uniform part: filling every class with ε / V and then writing "
+    "1 - ε over the target (scatter_) drops it. The target's weight is 1 - ε + ε / V (add, "
+    "with scatter_add_, or weigh -log p[target] by 1 - ε and the mean of -log p by ε).",
+    "loss-pad-column-dropped": "the padding column is left out of the uniform part, which is "
+    "still divided by V: the book spreads ε / V over all V classes, PAD included, and leaves "
+    "out only the padding positions.",
+    "loss-other-pad-id": "you leave out the targets equal to {k}, not the padding: padding "
+    "(PAD_ID = {pad}) is scored and the real tokens {k} are dropped. Ignore PAD_ID (from "
+    "transformer_tutorial.sequences), e.g. ignore_index=PAD_ID.",
     "loss-log-softmax-axis": "the log-softmax runs over axis {axis} of the logits {shape}, not "
     "over the vocabulary: each position's distribution is over the V tokens, "
     "log_softmax(logits, dim=-1).",
@@ -368,20 +381,45 @@ def _diagnose_smoothing(got: Tensor, expected: Tensor, logits: Tensor, target: T
     named = normalisation_named(got, per_token, real)
     if named:
         raise Wrong.named(LOSS_MISTAKES, named, ratio=got.item() / expected.item(), **counts(real))
+    mistakes = _smoothing_mistakes(logits, log_p, target, eps) | {
+        "loss-kl-divergence": per_token[real].mean() + entropy
+    }
+    for key, wrong in mistakes.items():
+        if close(got, wrong):
+            raise Wrong.named(MISTAKES, key, eps=eps, target=1 - eps, share=eps / V,
+                              entropy=-float(entropy))  # fmt: skip
+    for k in target.unique().tolist():  # another id ignored in PAD_ID's place (fairseq's is 1)
+        if k != PAD_ID and close(got, per_token[target != k].mean()):
+            raise Wrong.named(MISTAKES, "loss-other-pad-id", k=k, pad=PAD_ID)
+    _smoothing_axes_and_spread(got, logits, log_p, target, eps)
+    raise Wrong(loss_described(got.item(), expected.item(), real))
+
+
+def _smoothing_mistakes(logits: Tensor, log_p: Tensor, target: Tensor, eps: float) -> dict:
+    """The loss each mistake of the label-smoothed loss gives, per mistake id."""
+    V, real = logits.shape[-1], target != PAD_ID
     on_target = log_p.gather(-1, target[..., None]).squeeze(-1)
-    mistakes = {  # the mistake, the loss it gives
+    others = log_p.sum(-1) - on_target  # the summed log-probabilities of every other class
+    return {
         "loss-no-smoothing": LabelSmoothingLoss(0.0)(logits, target),
         "loss-no-log-softmax": _smoothed(logits, target, eps)[real].mean(),
         "loss-on-probabilities": _smoothed(log_p.exp(), target, eps)[real].mean(),
         "loss-full-weight-on-target": _smoothed(log_p, target, eps, right=1.0)[real].mean(),
         "loss-uniform-summed": (-(1 - eps) * on_target - eps * log_p.sum(-1))[real].mean(),
         "loss-uniform-dropped": (-(1 - eps) * on_target)[real].mean(),
-        "loss-kl-divergence": per_token[real].mean() + entropy,
+        "loss-smoothing-swapped": _smoothed(log_p, target, 1 - eps)[real].mean(),
+        "loss-target-share-overwritten": (-(1 - eps) * on_target - eps / V * others)[real].mean(),
+        "loss-pad-column-dropped": (
+            -(1 - eps) * on_target - eps / V * (log_p.sum(-1) - log_p[..., PAD_ID])
+        )[real].mean(),
     }
-    for key, wrong in mistakes.items():
-        if close(got, wrong):
-            raise Wrong.named(MISTAKES, key, eps=eps, target=1 - eps, share=eps / V,
-                              entropy=-float(entropy))  # fmt: skip
+
+
+def _smoothing_axes_and_spread(got, logits, log_p, target, eps) -> None:
+    """Raise the mistake when the reader's loss is a log-softmax over another axis, or the
+    Annotated Transformer's spread of eps over V - 2 classes."""
+    V, real = logits.shape[-1], target != PAD_ID
+    on_target = log_p.gather(-1, target[..., None]).squeeze(-1)
     for axis in range(log_p.dim() - 1):  # the log-softmax over the batch or the time axis
         if close(got, _smoothed(torch.log_softmax(logits, axis), target, eps)[real].mean()):
             raise Wrong.named(
@@ -398,7 +436,6 @@ def _diagnose_smoothing(got: Tensor, expected: Tensor, logits: Tensor, target: T
     off_true = -(1 - eps) * on_target - eps / (V - 1) * (log_p.sum(-1) - on_target)
     if close(got, off_true[real].mean()):
         raise Wrong.differs(MESSAGES, "loss-spread-over-wrong")
-    raise Wrong(loss_described(got.item(), expected.item(), real))
 
 
 @check("label-smoothed loss", build="cls(smoothing)", call="loss(logits, target)")
