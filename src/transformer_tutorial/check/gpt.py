@@ -63,6 +63,13 @@ MISTAKES = {
     "top-p-exactly-p": "you keep one token too many at the boundary: the {m} most likely tokens "
     "already hold exactly p = {p:g}, so the nucleus (the smallest set whose probability reaches "
     "p) ends there. Keep a token only while the mass before it is *below* p (<, not <=).",
+    "top-p-no-softmax": "the mass is summed over the sorted logits, not over probabilities: "
+    "sort and add up softmax(logits), whose sum is 1, and compare that with p.",
+    "top-p-gather-unsort": "the kept mask goes back to the vocabulary's order with "
+    "gather(-1, order), which applies the sort's permutation once more instead of undoing it: "
+    "scatter(-1, order, keep_sorted) puts each entry back where it came from.",
+    "top-p-min-two": "you always keep at least two tokens: when the most likely token alone "
+    "reaches p the nucleus is that one token, and sampling from it is greedy.",
     "top-p-softmax-axis": "the softmax runs over dim 0, the batch, not over the vocabulary: "
     "for a batch of one row every probability is then 1, and the nucleus is the first token. "
     "Each row is its own distribution: softmax(dim=-1).",
@@ -198,7 +205,23 @@ def _variants(**fixed: bool) -> list[Callable[[Tensor, float], Tensor]]:
     ]
 
 
+def _sorted_rule(x: Tensor, p: float, values: Tensor, unsort: str = "scatter",
+                 keep: int = 1) -> Tensor:  # fmt: skip
+    """The book's rule on ``values`` (the probabilities, or what a reader sums instead), its mask
+    put back by ``unsort`` (``"scatter"``, or ``"gather"`` with the sort order), the first
+    ``keep`` tokens kept whatever their mass."""
+    sorted_values, order = values.sort(-1, descending=True)
+    keep_sorted = (sorted_values.cumsum(-1) - sorted_values) < p
+    keep_sorted[..., :keep] = True
+    if unsort == "gather":
+        return keep_sorted.gather(-1, order)
+    return torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)
+
+
 _CANDIDATES: dict[str, list[Callable[[Tensor, float], Tensor]]] = {
+    "top-p-no-softmax": [lambda x, p: _sorted_rule(x, p, x)],
+    "top-p-gather-unsort": [lambda x, p: _sorted_rule(x, p, x.softmax(-1), unsort="gather")],
+    "top-p-min-two": [lambda x, p: _sorted_rule(x, p, x.softmax(-1), keep=2)],
     "top-p-drops-crossing": _variants(with_self=True),
     "top-p-empty-row": _variants(with_self=True),
     "top-p-exactly-p": [lambda x, p: _nucleus(x, p, below=False)],
@@ -213,7 +236,8 @@ _CANDIDATES: dict[str, list[Callable[[Tensor, float], Tensor]]] = {
 
 # the rules whose message needs no number from a row: tried on every probe when no row's
 # mistake reproduces them all
-_SAID_ALONE = ("top-p-softmax-axis", "top-p-ascending", "top-p-mask-not-scattered")
+_SAID_ALONE = ("top-p-softmax-axis", "top-p-ascending", "top-p-mask-not-scattered",
+               "top-p-no-softmax", "top-p-gather-unsort", "top-p-min-two")  # fmt: skip
 
 
 def _reproduces(mistake: str | None, probes: list[tuple[Tensor, float, Tensor]]) -> bool:

@@ -114,6 +114,12 @@ _FROM_BLIND = [
      "raises 10000 to -2 alone"),
     ("tf-context-last-column", "b4", "check_teacher_forcing_loss", "context_from_last_column",
      "the context is outputs[:, -1]"),
+    ("top-p-no-softmax", "b5", "check_top_p", "cumsum_of_raw_logits",
+     "summed over the sorted logits"),
+    ("top-p-gather-unsort", "b5", "check_top_p", "gather_with_sort_order",
+     "applies the sort's permutation once more"),
+    ("top-p-min-two", "b5", "check_top_p", "always_two_tokens",
+     "you always keep at least two tokens"),
     ("top-p-softmax-axis", "b4", "check_top_p", "softmax_over_dim0",
      "the softmax runs over dim 0"),
 ]  # fmt: skip
