@@ -44,6 +44,11 @@ MISTAKES = {
     "P) before the reshape.",
     "patch-swapped-inside": "inside each patch, rows and columns are swapped: a patch's values go "
     "row by row (its P rows, each of P columns), as the image is stored.",
+    "patch-scaled": "your tokens are the patch embeddings times sqrt(D) = {root:.4g}: that "
+    "scaling belongs to the token embedding of a text Transformer (chapter 13), not to the patch "
+    "projection, which is W x + b alone.",
+    "patch-normalised": "your patches are layer-normalised ({where} the projection): the patch "
+    "embedding is W x + b alone, and the ViT's blocks normalise where they need to.",
     "patch-strips": "the image is reshaped to (B, N, C·P·P) without a permute: each 'patch' is "
     "then a run of consecutive values in memory (strips of rows), not a PxP square. Reshape to "
     "(B, C, h, P, w, P) and permute first.",
@@ -61,6 +66,11 @@ MESSAGES = {
     "patch-differs": "for a {H}x{W} image and P = {P} the output differs from "
     "nn.Conv2d(kernel_size={P}, stride={P}) with your weights (largest difference "
     "{diff:.3g}).",
+    "before": "before",
+    "after": "after",
+    "patch-reads": "{message} Your token 0 reads the pixels of channels {channels}, rows {rows}, "
+    "columns {columns}; the book's token 0 is the top-left {P}x{P} square (rows 0-{last}, "
+    "columns 0-{last}) of all {C} channels.",
 }
 
 
@@ -102,6 +112,44 @@ def _expect_token_shape(got: Tensor, B: int, D: int, h: int, w: int, H: int, W: 
         raise Wrong.differs(MESSAGES, "patch-token-count", **fields)
 
 
+def _spans(values: list[int]) -> str:
+    """``0-3`` for consecutive values, otherwise the list."""
+    if values and values == list(range(values[0], values[-1] + 1)) and len(values) > 2:
+        return f"{values[0]}-{values[-1]}"
+    return ", ".join(map(str, values))
+
+
+def _token_zero_reads(mine: nn.Module, x: Tensor) -> tuple[list[int], ...] | None:
+    """The channels, rows and columns of image 0 that the reader's token 0 depends on (through
+    autograd), or None when no gradient flows."""
+    image = x.clone().requires_grad_()
+    try:
+        out = mine(image)
+        out[0, 0].sum().backward()
+    except Exception:  # a module that cannot be differentiated: nothing to say
+        return None
+    if image.grad is None:
+        return None
+    used = image.grad[0] != 0  # (C, H, W)
+    return tuple(
+        torch.nonzero(used.any(dim=d)).flatten().tolist() for d in ((1, 2), (0, 2), (0, 1))
+    )
+
+
+def _differs(mine: nn.Module, got: Tensor, x: Tensor, reference: Tensor, P: int) -> Wrong:
+    """The difference, with the pixels token 0 reads when they are not its patch."""
+    B, C, H, W = x.shape
+    diff = (got - reference).abs().max().item()
+    message = say(MESSAGES, "patch-differs", H=H, W=W, P=P, diff=diff)
+    reads = _token_zero_reads(mine, x)
+    square = (list(range(C)), list(range(P)), list(range(P)))
+    if reads is None or reads == square or not all(reads):
+        return Wrong(message)
+    channels, rows, columns = (_spans(r) for r in reads)
+    return Wrong(say(MESSAGES, "patch-reads", message=message, channels=channels, rows=rows,
+                     columns=columns, P=P, last=P - 1, C=C))  # fmt: skip
+
+
 def _diagnose_patches(got: Tensor, x: Tensor, weight: Tensor, b: Tensor, linear: bool,
                       P: int) -> None:  # fmt: skip
     """Raise the mistake (or the difference) that gives the reader's tokens ``got``."""
@@ -114,6 +162,14 @@ def _diagnose_patches(got: Tensor, x: Tensor, weight: Tensor, b: Tensor, linear:
         raise Wrong.named(MISTAKES, "patch-map-reshaped", shape=tuple(feature_map.shape))
     if close(got, reference - b):
         raise Wrong.named(MISTAKES, "patch-bias-not-added")
+    if close(got, reference * D**0.5):
+        raise Wrong.named(MISTAKES, "patch-scaled", root=D**0.5)
+    if close(got, F.layer_norm(reference, (D,))):
+        raise Wrong.named(MISTAKES, "patch-normalised", where=say(MESSAGES, "after"))
+    patches = F.unfold(x, P, stride=P).transpose(1, 2)  # (B, N, C·P·P), channel-first
+    flat = weight.reshape(D, C * P * P)
+    if close(got, F.linear(F.layer_norm(patches, (C * P * P,)), flat, b)):
+        raise Wrong.named(MISTAKES, "patch-normalised", where=say(MESSAGES, "before"))
     by_columns = reference.view(B, h, w, D).transpose(1, 2).reshape(B, N, D)
     if close(got, by_columns):
         raise Wrong.named(MISTAKES, "patch-grid-by-columns", h=h, w=w)
@@ -128,8 +184,6 @@ def _diagnose_patches(got: Tensor, x: Tensor, weight: Tensor, b: Tensor, linear:
         strips = F.linear(x.reshape(B, N, C * P * P), w_lin, b)
         if close(got, strips):
             raise Wrong.named(MISTAKES, "patch-strips")
-    raise Wrong.differs(MESSAGES, "patch-differs", H=H, W=W, P=P,
-                        diff=(got - reference).abs().max().item())  # fmt: skip
 
 
 @check("patch embedding", build="cls(in_channels, patch_size, d_model)", call="m(images)")
@@ -162,6 +216,7 @@ def check_patch_embedding(cls: type) -> Verdict:
         if close(got, reference):
             continue
         _diagnose_patches(got, x, weight, b, linear, P)
+        raise _differs(mine, got, x, reference, P)
     return "equal to a strided Conv2d with the same weights, patches in row-major order."
 
 
