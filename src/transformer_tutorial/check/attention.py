@@ -11,10 +11,17 @@ from torch import Tensor
 
 from ..attention import AdditiveAttention, attention, masked_softmax
 from ..multihead import MultiHeadAttention
-from .diagnoses import MASKING, implied_divisor, lengths_mixed, masking_mistake, scale_named
+from .diagnoses import (
+    MASKING,
+    implied_divisor,
+    lengths_mixed,
+    masking_mistake,
+    random_output,
+    scale_named,
+)
 from .engine import check
 from .tensors import backward, close, expect_tensor, randn, tolerance, with_weights_of
-from .verdict import Verdict, Wrong, say
+from .verdict import POLARITY, Verdict, Wrong, say
 
 MISTAKES = {
     "softmax-overflow": "with scores up to {top} your weights are NaN: exp(score) overflows to inf "
@@ -54,6 +61,9 @@ MISTAKES = {
     "Dh = D / H dimensions.",
     "multihead-unscaled": "you forgot to divide the scores by sqrt(Dh).",
     "multihead-v-through-k-proj": "the values go through k_proj: project them with v_proj.",
+    "multihead-keys-from-query": "the keys and values are projected from the query, not from "
+    "`key` and `value`: self-attention passes the same tensor three times, cross-attention "
+    "does not. Project k_proj(key) and v_proj(value).",
     "multihead-no-out-proj": "out_proj is not applied: the concatenated heads are mixed by "
     "out_proj at the end.",
     "multihead-mask-flipped": "mask polarity: in this book a mask is True where a query *may "
@@ -283,7 +293,7 @@ def _layout_mistake(split: str, merge: str) -> Wrong:
 
 
 def _multihead_variant(m, H, q, k, v, mask, scale=None, split="right", merge="right",
-                       fill=None, value_proj="v_proj", out_proj=True):  # fmt: skip
+                       fill=None, value_proj="v_proj", out_proj=True, axis=-1):  # fmt: skip
     """Our multi-head attention with the reader's projections, or typical mistakes of it."""
     B, Tq, D = q.shape
     Dh = D // H
@@ -298,11 +308,13 @@ def _multihead_variant(m, H, q, k, v, mask, scale=None, split="right", merge="ri
 
     qh, kh = heads(m.q_proj(q)), heads(m.k_proj(k))
     vh = heads(getattr(m, value_proj)(v))
-    if fill is None:
+    if fill is None and axis == -1:
         out, weights = attention(qh, kh, vh, mask=mask, scale=scale)
-    else:
+    else:  # a -1e9 fill, or the softmax over another axis (B, H, T_q, T_k)
         scores = qh @ kh.transpose(-2, -1) / math.sqrt(Dh)
-        weights = torch.softmax(scores.masked_fill(~mask, fill), -1)
+        if mask is not None:
+            scores = scores.masked_fill(~mask, -math.inf if fill is None else fill)
+        weights = torch.softmax(scores, axis).nan_to_num()
         out = weights @ vh
     if merge == "reversed":
         out = out.flip(1)
@@ -317,6 +329,11 @@ def _multihead_variant(m, H, q, k, v, mask, scale=None, split="right", merge="ri
 
 def _multihead_diagnosis(mine, reference, H, D, out, q, k, v, m) -> Wrong:
     """Name the mistake that turns the book's multi-head attention into ``out``."""
+    random = random_output(lambda: mine(q, k, v, mask=m), out, "out")
+    if random is not None:
+        return random
+    if m is None and close(out, _multihead_variant(mine, H, q, q, q, None)[0]):
+        return Wrong.named(MISTAKES, "multihead-keys-from-query")
     nan = torch.isnan(out).any(-1)  # (B, Tq): the queries whose output is NaN
     if nan.any():  # the NaN rows said only when they are the queries that see no key
         seen = ~nan.unsqueeze(-1).expand_as(out)
@@ -340,6 +357,9 @@ def _multihead_diagnosis(mine, reference, H, D, out, q, k, v, m) -> Wrong:
     }
     for key, variant in others.items():
         candidates.append((_mistake(key), variant))
+    for axis in (1, 2):  # the heads, the queries
+        wrong = Wrong.named(MASKING, "softmax-wrong-axis", axis=axis - 4, polarity=POLARITY)
+        candidates.append((wrong, {"axis": axis}))
     if m is not None:
         candidates.append((Wrong.named(MASKING, "softmax-minus-1e9"), {"fill": -1e9}))
     for verdict, variant in candidates:

@@ -74,6 +74,23 @@ EVAL = {
 }
 
 
+RANDOM = {
+    "random-output": "{what} changes from one call to the next on the same input: something "
+    "random runs inside (a dropout the exercise does not ask for, or a tensor made with "
+    "torch.rand...). The exercise's layer is deterministic: take it out, or give it p = 0.",
+}
+
+
+def random_output(run: Callable[[], Tensor], first: Tensor, what: str) -> Wrong | None:
+    """The mistake when a second ``run()`` gives another result than ``first``."""
+    second = run()
+    second = second[0] if isinstance(second, tuple) else second
+    if isinstance(second, Tensor) and second.shape == first.shape:
+        if not torch.equal(first.nan_to_num(), second.nan_to_num()):
+            return Wrong.named(RANDOM, "random-output", what=what)
+    return None
+
+
 def expect_same_twice(run: Callable[[], Tensor], what: str) -> Tensor:
     """``run()``'s result, after making sure a second call gives the same: a module in eval
     mode is deterministic, so a difference is dropout left on."""
@@ -319,5 +336,5 @@ def _runs(call: Callable, *args: Tensor) -> bool:
     return True
 
 
-MISTAKES = MASKING | LOSS | EVAL | SCALE | LENGTHS  # every mistake these diagnoses name
+MISTAKES = MASKING | LOSS | EVAL | RANDOM | SCALE | LENGTHS  # every mistake these diagnoses name
 MESSAGES = MASKING_MESSAGES | LOSS_MESSAGES  # and every difference they describe

@@ -24,6 +24,11 @@ MISTAKES = {
     "before the softmax.",
     "self-attn-scaled-by-dk": "the scores are divided by d_k = {d_k}; divide by its square root, "
     "sqrt(d_k) = {root:.3f}.",
+    "self-attn-softmax-batch": "the softmax runs over the batch (axis 0): each query's weights "
+    "must sum to 1 over the keys of its own sequence, softmax(dim=-1).",
+    "self-attn-mask-transposed": "the mask is read transposed: mask[..., i, j] says whether query "
+    "i may attend to key j, and yours hides by mask[..., j, i] (a causal mask then hides the "
+    "past instead of the future). Use the mask as given.",
     "self-attn-softmax-queries": "the softmax runs over the queries (axis -2); each query's "
     "weights are a distribution over the keys, the last axis.",
     "self-attn-one-matrix": "the keys are made with W_q: keys use their own matrix W_k (with one "
@@ -88,6 +93,8 @@ def _diagnose(out: Tensor, weights: Tensor, x: Tensor, matrices: tuple, probe_ma
             raise Wrong.named(MISTAKES, "self-attn-mask-ignored")
         if close(weights, attention(q, k, v, ~probe_mask)[1]):
             raise Wrong.named(MISTAKES, "self-attn-mask-polarity")
+        if close(weights, attention(q, k, v, probe_mask.transpose(-2, -1))[1]):
+            raise Wrong.named(MISTAKES, "self-attn-mask-transposed")
         wrong = masking_mistake(weights, q @ k.transpose(-2, -1) / math.sqrt(d_k), probe_mask)
         if wrong.mistake is not None:  # a masking mistake shared with the other attentions
             raise wrong
@@ -99,6 +106,7 @@ def _diagnose(out: Tensor, weights: Tensor, x: Tensor, matrices: tuple, probe_ma
         "self-attn-unscaled": (scores.softmax(-1), {"root": root}),
         "self-attn-scaled-by-dk": ((scores / d_k).softmax(-1), {"d_k": d_k, "root": root}),
         "self-attn-softmax-queries": ((scores / root).softmax(-2), {}),
+        "self-attn-softmax-batch": ((scores / root).softmax(0).nan_to_num(), {}),
         "self-attn-one-matrix": (attention(q, q, v, probe_mask)[1], {}),
         "self-attn-queries-with-wk": (attention(k, k, v, probe_mask)[1], {}),
         "self-attn-sqrt-dv": ((scores / math.sqrt(d_v)).softmax(-1), {"d_v": d_v, "d_k": d_k}),
