@@ -206,7 +206,23 @@ def said_again(english: str) -> str:
     parts = english.split(", then ")  # sub-layers named in order, when each is a message
     if len(parts) > 1 and all(translate(p) != p for p in parts):
         return translate(", then ").join(translate(p) for p in parts)
+    named = [_named_first(p) for p in english.split(", ")]  # "self-attention norm2, ..."
+    if len(named) > 1 and all(n is not None for n in named):
+        return ", ".join(named)
     return english
+
+
+def _named_first(part: str) -> str | None:
+    """``part`` said again when it is a message followed by a name (``self-attention norm2``):
+    the message translated, the name as it was; None otherwise."""
+    from .verdict import translate
+
+    words = part.split(" ")
+    for n in range(len(words) - 1, 0, -1):
+        head = " ".join(words[:n])
+        if translate(head) != head:
+            return f"{translate(head)} {' '.join(words[n:])}"
+    return None
 
 
 def unfold(lines: list[str]) -> str:

@@ -14,13 +14,20 @@ from ..local_attention import band_mask
 from .diagnoses import MASKING
 from .engine import check
 from .tensors import close, expect_tensor, randn
-from .verdict import Verdict, Wrong, say
+from .verdict import POLARITY, Verdict, Wrong, say
 
 _EDGES = (
     " Near the ends of the sequence a frame has fewer keys (frame 0 has {n}); a key outside "
     "0 .. T - 1 must be masked out."
 )
 MISTAKES = {
+    "banded-scaled-by-dh": "the scores are divided by Dh = {dh}, not by sqrt(Dh) = {root:.4g}.",
+    "banded-padding-zeroed": "the padding frames' keys and values are set to zero instead of "
+    "masked: a zero key still scores 0 and takes weight exp(0) in the softmax. Leave them out "
+    "with the mask (-inf before the softmax), band & key_padding.",
+    "banded-padding-outputs-zeroed": "the outputs of the padding frames are set to zero: a "
+    "padding frame still attends to the real keys in its band (key_padding hides keys, not "
+    "queries); only a frame that sees no key at all gets zeros.",
     "banded-nan-row": "your output contains NaN {here}: a frame whose keys are all padding gets "
     "softmax(-inf, ..., -inf) = 0/0. Give it zero weights and a zero output, as masked_softmax "
     "does (chapter 6).",
@@ -182,6 +189,12 @@ def _scores_mistake(
         return Wrong.named(MISTAKES, "banded-unscaled", dh=dh, times=math.sqrt(dh))
     if _same(got, _masked(q, k, v, pad)):
         return Wrong.named(MISTAKES, "banded-no-band")
+    dh = q.shape[-1]
+    if _same(got, _masked(q, k, v, both(band), scale=1 / dh)):
+        return Wrong.named(MISTAKES, "banded-scaled-by-dh", dh=dh, root=math.sqrt(dh))
+    scores = (q @ k.transpose(-2, -1) / math.sqrt(dh)).masked_fill(~both(band), -math.inf)
+    if _same(got, scores.softmax(-2).nan_to_num() @ v):  # (B, H, T, T): over the queries
+        return Wrong.named(MASKING, "softmax-wrong-axis", axis=-2, polarity=POLARITY)
     return None
 
 
@@ -243,6 +256,11 @@ def _padding_mistake(
             return Wrong.named(MISTAKES, "banded-padding-polarity")
         if _same(got, _masked(q, k, v, band & real[:, None, :, None])):
             return Wrong.named(MISTAKES, "banded-padding-on-queries")
+        zeroed = real[:, None, :, None].to(k.dtype)  # (B, 1, T, 1): 0 at the padding frames
+        if _same(got, _masked(q, k * zeroed, v * zeroed, band)):
+            return Wrong.named(MISTAKES, "banded-padding-zeroed")
+        if _same(got, _masked(q, k, v, both(band)) * zeroed):
+            return Wrong.named(MISTAKES, "banded-padding-outputs-zeroed")
     return None
 
 
