@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import combinations
 
 import torch
 import torch.nn.functional as F
@@ -300,6 +301,20 @@ MISTAKES |= {
     "cost.",
     "match-softmax-over-queries": "the softmax runs over the queries (dim 0): each query's "
     "class probabilities are a softmax over its own K + 1 classes, logits.softmax(-1).",
+    "match-no-object-dropped": "the softmax leaves out the last class, 'no object': DETR's "
+    "p_query(class) is a softmax over all K + 1 classes, so a query sure of 'no object' has a "
+    "small p for every real class.",
+    "match-argmax-class": "the class cost is 0 or -1, whether the query's most likely class is "
+    "the object's: DETR's class cost is -p_query(class), the probability, which still ranks "
+    "queries whose best guess is another class.",
+    "match-l1-mean": "the box cost is the mean of the four |differences|, a quarter of DETR's L1 "
+    "distance, their sum: 5 * L1 weighs the boxes four times as much as yours.",
+    "match-increasing-queries": "you try each set of queries in one order only (increasing, as "
+    "itertools.combinations gives them), so object j always gets a later query than object "
+    "j - 1: try every order (itertools.permutations), or let linear_sum_assignment do it.",
+    "match-objects-in-order": "the object indices are dropped: linear_sum_assignment(cost) on a "
+    "(Q, M) cost returns the query rows in increasing order and, beside them, the objects they "
+    "get (col_ind), which are not 0 .. M - 1 in order. Return both arrays as they come.",
 }
 # the mistakes whose assignments _alternatives computes: each is named only when it alone gives
 # the reader's answers on every image
@@ -317,6 +332,11 @@ _MATCHING_MISTAKES = (
     "match-weights-swapped",
     "match-log-prob",
     "match-softmax-over-queries",
+    "match-no-object-dropped",
+    "match-argmax-class",
+    "match-l1-mean",
+    "match-increasing-queries",
+    "match-objects-in-order",
 )
 
 MESSAGES |= {
@@ -382,7 +402,21 @@ def _alternatives(args: tuple, cost: Tensor) -> dict[str, set]:
         "match-weights-swapped": _optimum(-5 * prob + l1),
         "match-log-prob": _optimum(-prob.log() + 5 * l1),
         "match-softmax-over-queries": _optimum(-logits.softmax(0)[:, labels] + 5 * l1),
+        "match-no-object-dropped": _optimum(-logits[:, :-1].softmax(-1)[:, labels] + 5 * l1),
+        "match-argmax-class": _optimum(-(logits.argmax(-1)[:, None] == labels).double() + 5 * l1),
+        "match-l1-mean": _optimum(-prob + 5 * l1 / 4),
+        "match-increasing-queries": _increasing(cost),
+        "match-objects-in-order": {(q, j) for j, (q, _) in enumerate(sorted(_optimum(cost)))},
     }
+
+
+def _increasing(cost: Tensor) -> set[tuple[int, int]]:
+    """The cheapest assignment among those that give object j a later query than object j - 1
+    (what trying ``itertools.combinations`` of the queries finds)."""
+    Q, M = cost.shape
+    best = min(combinations(range(Q), M), key=lambda qs: sum(cost[q, j].item() for j, q in
+                                                             enumerate(qs)))  # fmt: skip
+    return {(q, j) for j, q in enumerate(best)}
 
 
 def _expect_follows_predictions(fn: Callable) -> None:
@@ -410,7 +444,8 @@ def check_hungarian_matching(fn: Callable) -> Verdict:
     cost ``-p_query(class) + 5 * L1(box, object box)`` (the book's ``matching_cost``), as
     ``scipy.optimize.linear_sum_assignment`` finds it."""
     tried, suspects, first_failure = 0, set(_MATCHING_MISTAKES), None
-    for seed, (Q, M) in enumerate([(6, 4), (5, 3), (6, 4), (4, 4), (6, 2), (6, 4)]):
+    images = [*enumerate([(6, 4), (5, 3), (6, 4), (4, 4), (6, 2), (6, 4)]), (27, (6, 3))]
+    for seed, (Q, M) in images:  # image 27 tells the class costs and the box costs apart
         args = _image(seed, Q, M)
         rows, cols = _pairs(fn(*(a.clone() for a in args)), M)
         cost = matching_cost(*args).double()  # (Q, M)
