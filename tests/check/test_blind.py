@@ -13,10 +13,11 @@ from transformer_tutorial import check
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
-SETS = ["b1", "b2", "b3", "b4", "b5"]
+SETS = ["b1", "b2", "b3", "b4", "b5", "b6"]
 # A mistake of a blind set that the checker does not catch stays in the set, marked here with why;
 # the mark is strict, so the day the checker catches it the test says to remove the mark.
 _B5 = "not caught by the probes; results/checker/blind_b5.md"
+_B6 = "not caught by the probes; results/checker/blind_b6.md"
 KNOWN_MISSES = {
     "check_banded_attention-returns_out_and_weights": "the check accepts an (out, weights) pair "
     "as well as out by design (check/long_sequences.py), so the pair is read as the output",
@@ -31,6 +32,16 @@ KNOWN_MISSES = {
     "b5/check_nadaraya_watson-exp_without_max_shift": _B5,
     "b5/check_top_p-renormalised_log_probs": _B5,
     "b5/check_top_p-float32_inside": _B5,
+    # blind set B6, measured untuned: not caught (results/checker/blind_b6.md)
+    "b6/check_attention-float32_inside": _B6,
+    "b6/check_bahdanau_step-squeeze_drops_batch": _B6,
+    "b6/check_banded_attention-window_zero_shortcut": _B6,
+    "b6/check_label_smoothing-hard_coded_epsilon": _B6,
+    "b6/check_masked_softmax-always_float32": _B6,
+    "b6/check_rnn_cell-previous_state_detached": _B6,
+    "b6/check_self_attention-d_v_defaults_to_d_in": _B6,
+    "b6/check_sinusoidal_encoding-left_in_float64": _B6,
+    "b6/check_top_p-naive_softmax": _B6,
 }
 
 

@@ -17,6 +17,10 @@ from .tensors import close, randn
 from .verdict import Verdict, Wrong
 
 MISTAKES = {
+    "kv-cache-join-not-kept": "after appending {shapes} the {name} returned are the first "
+    "ones and the newest only: the joined tensor is returned but not kept, so every call joins "
+    "the new positions to the same first ones. Store it in the cache (self.k = torch.cat(...)) "
+    "and return what is stored.",
     "kv-cache-whole-buffer": "a new cache's first append_self of one position returned {got} "
     "positions: return only the positions appended so far, (B, H, T_past + T_new, Dh) -- "
     "attention would read the unfilled rest of a buffer as keys. Slice a preallocated buffer "
@@ -97,10 +101,13 @@ def _history_mistake(name: str, got: object, parts: list[Tensor]) -> Wrong:
         return Wrong.differs(MESSAGES, "kv-cache-not-tensors", kind=type(got).__name__, name=name)
     if len(parts) > 1 and close(got, parts[-1]):
         return Wrong.named(MISTAKES, "kv-cache-no-history", name=name, shapes=shapes, want=want)
+    if len(parts) > 2 and close(got, torch.cat([parts[0], parts[-1]], dim=2)):
+        return Wrong.named(MISTAKES, "kv-cache-join-not-kept", name=name, shapes=shapes)
     if len(parts) > 1 and close(got, torch.cat([parts[-1], *parts[:-1]], dim=2)):
         return Wrong.named(MISTAKES, "kv-cache-new-first", name=name, shapes=shapes)
-    for d in (0, 1, 3):
-        if close(got, torch.cat(parts, dim=d)):
+    for d in (0, 1, 3):  # joined on another axis (possible when the parts agree elsewhere)
+        others = {tuple(p.shape[:d] + p.shape[d + 1 :]) for p in parts}
+        if len(others) == 1 and close(got, torch.cat(parts, dim=d)):
             return Wrong.named(MISTAKES, _APPEND_AXIS[d], name=name, axis=_AXES[d], d=d,
                                shapes=shapes, got=tuple(got.shape), want=want)  # fmt: skip
     return Wrong.differs(MESSAGES, "kv-cache-history-differs", shapes=shapes, name=name, want=want)

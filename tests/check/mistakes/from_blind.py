@@ -62,6 +62,8 @@ _FROM_BLIND = [
      "the cache stops growing"),
     ("kv-cache-reorder-fewer-rows", "b5", "check_kv_cache", "reorder_copy_into_old",
      "keeping 2 of the 3 rows"),
+    ("kv-cache-join-not-kept", "b6", "check_kv_cache", "concatenation_not_stored",
+     "the joined tensor is returned but not kept"),
     ("kv-cache-new-first", "b4", "check_kv_cache", "new_positions_first",
      "put before the cached ones"),
     ("kv-cache-reorder-rows-lost", "b4", "check_kv_cache", "reorder_with_boolean_mask",
