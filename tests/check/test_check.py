@@ -331,6 +331,7 @@ def test_beam_search_mistakes_are_told_apart_by_the_probes():
         ((4, 2, 3), (2, 3, 4), "the same sizes in another order"),
         ((49, 16), (50, 16), "axis 0 holds 49 entries where 50 belong, one too few"),
         ((2, 6), (2, 5), "axis 1 holds 6 entries where 5 belong, one too many"),
+        ((2, 2, 5), (2, 1, 5), "axis 1 holds 2 entries where it should have size 1"),
         ((2, 5, 1, 3), (2, 5, 3), "an extra axis of size 1 at position 2"),
         ((4, 9), (4,), "an extra axis of size 9 at position 1"),
         ((2, 5, 6), (2, 5, 3), None),

@@ -158,7 +158,7 @@ def common_mistake(got: list, want: list, case: Case) -> Wrong | None:
     if all(s[:1] == [BOS_ID] for s in got) and [s[1:] for s in got] == want:
         return Wrong.named(MISTAKES, "greedy-with-bos", bos=BOS_ID)
     for i, s in enumerate(got):
-        if pad in s:
+        if pad in s and eos not in s[: s.index(pad)]:  # after an EOS: going on (below)
             return Wrong.named(MISTAKES, "greedy-pad-as-word", i=i, pad=pad, t=s.index(pad))
     for i, s in enumerate(got):
         if eos in s[:-1]:

@@ -117,6 +117,9 @@ MISTAKES |= {
     "loss-kl-divergence": "you compute the KL divergence to the smoothed target (nn.KLDivLoss); "
     "the book's loss is the cross-entropy, which is larger by the target's entropy, a constant "
     "{entropy:.4f} here.",
+    "loss-smoothing-fixed": "built with smoothing={other}, your loss is the one of "
+    "smoothing={eps}: the smoothing is fixed in your code instead of taken from the argument "
+    "(self.smoothing = smoothing in __init__, used in forward).",
     "loss-smoothing-swapped": "the two weights are swapped: the target's log-probability gets "
     "ε = {eps} and the uniform part 1 - ε = {target}. The target gets 1 - ε, the uniform "
     "part ε.",
@@ -462,5 +465,12 @@ def check_label_smoothing(cls: type) -> Verdict:
             raise Wrong.named(MISTAKES, "loss-padding-gradient")
         if not close(x.grad, y.grad, tolerance(mine_loss)):
             raise Wrong.differs(MESSAGES, "loss-gradients-differ")
+        other = 0.25  # another smoothing: the module must use the one it is built with
+        got = cls(other)(logits, target)
+        if isinstance(got, Tensor) and close(got, expected, 1e-8):
+            raise Wrong.named(MISTAKES, "loss-smoothing-fixed", other=other, eps=eps)
+        if not (isinstance(got, Tensor) and close(got, LabelSmoothingLoss(other)(logits, target))):
+            _diagnose_smoothing(got, LabelSmoothingLoss(other)(logits, target), logits, target,
+                                other)  # fmt: skip
         return "smoothing, padding and the mean over real tokens are right."
     _diagnose_smoothing(got, expected, logits, target, eps)

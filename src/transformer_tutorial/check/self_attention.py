@@ -24,6 +24,8 @@ MISTAKES = {
     "before the softmax.",
     "self-attn-scaled-by-dk": "the scores are divided by d_k = {d_k}; divide by its square root, "
     "sqrt(d_k) = {root:.3f}.",
+    "self-attn-dv-default": "built as cls(d_in, d_k), without d_v: {said} d_v defaults to "
+    "d_k = {d_k} (d_v = d_k if d_v is None else d_v).",
     "self-attn-softmax-batch": "the softmax runs over the batch (axis 0): each query's weights "
     "must sum to 1 over the keys of its own sequence, softmax(dim=-1).",
     "self-attn-mask-transposed": "the mask is read transposed: mask[..., i, j] says whether query "
@@ -173,5 +175,9 @@ def check_self_attention(cls: type) -> Verdict:
         if close(out, want) and close(weights, want_w):
             continue
         _diagnose(out, weights, x, (W_q, W_k, W_v), probe_mask)
+    try:  # built without d_v: V is d_k wide
+        _matrix(cls(d_in, d_k), "W_v", d_in, d_k)
+    except Wrong as wrong:
+        raise Wrong.named(MISTAKES, "self-attn-dv-default", said=str(wrong), d_k=d_k) from None
     return ("Q, K, V from their own matrices, the sqrt(d_k) scale, the softmax over the keys "
             "and the mask (True = may attend) are right.")  # fmt: skip

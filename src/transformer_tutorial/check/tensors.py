@@ -25,6 +25,10 @@ MESSAGES = {
     "shape-one-off": "axis {axis} holds {got_n} entries where {want_n} belong, one {more_less}: an "
     "off-by-one (a range or slice that starts at 1 or stops one early, or a token added or "
     "dropped).",
+    "shape-broadcast-one": "axis {axis} holds {got_n} entries where it should have size 1: "
+    "something was broadcast along it (often an axis of size 1 dropped by a squeeze() without "
+    "an axis, or by a reduction without keepdim=True, and the tensor then broadcast against "
+    "another).",
     "shape-extra-one": "an extra axis of size 1 at position {axis} (a keepdim=True or unsqueeze "
     "too many).",
     "shape-more": "too many",
@@ -100,6 +104,8 @@ def shape_relation(got: tuple, shape: tuple) -> str | None:
         return say(MESSAGES, "shape-reordered")
     if len(got) == len(shape):
         off = [i for i, (g, s) in enumerate(zip(got, shape, strict=True)) if g != s]
+        if len(off) == 1 and shape[off[0]] == 1:
+            return say(MESSAGES, "shape-broadcast-one", axis=off[0], got_n=got[off[0]])
         if len(off) == 1 and abs(got[off[0]] - shape[off[0]]) == 1:
             i = off[0]
             more = "more" if got[i] > shape[i] else "fewer"
