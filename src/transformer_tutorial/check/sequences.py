@@ -22,6 +22,21 @@ MISTAKES = {
     "attention code adds the axes it needs.",
     "mask-shifted": "your mask is shifted one position to the right: row b is True at positions "
     "1 .. lengths[b]; it is True at 0 .. lengths[b] - 1 (positions count from 0).",
+    "pad-lengths-minus-one": "each length is one less than its sequence's: {got} for {want}. A "
+    "length is the number of tokens, len(s), not the index of the last one.",
+    "pad-sorted": "your lengths are the right ones sorted, longest first ({got} for {want}): "
+    "row b must be sequence b, in the order given, or the batch no longer lines up "
+    "with its targets. (pack_padded_sequence sorts for itself: enforce_sorted=False.)",
+    "pad-width-of-max-list": "the batch is {width} wide, the length of max(seqs), the largest "
+    "list in Python's order (compared element by element, {largest}), not the longest: "
+    "T = max(len(s) for s in seqs) = {T}.",
+    "mask-one-too-wide": "your mask is {width} wide, one more than the longest length ({T}): the "
+    "positions are 0 .. max(lengths) - 1, torch.arange(max(lengths)).",
+    "mask-attention-shape": "your mask is {shape}, the shape attention broadcasts, (B, 1, 1, T): "
+    "padding_mask returns (B, T) = ({B}, {T}); the attention code adds the axes it needs "
+    "(mask[:, None, None, :]).",
+    "mask-rows-sorted": "your mask's rows are the right rows in another order (sorted by length?): "
+    "row b must describe sequence b, lengths[b] = {lengths}.",
     "pad-changed-input": "your function changed the lists it was given: {want} became {got}. "
     "The caller still needs its sequences as they were; pad copies of them (list(s) + "
     "[pad_value] * (T - len(s))), or write into a new tensor.",
@@ -119,6 +134,10 @@ def check_pad_sequences(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
         raise Wrong.named(MISTAKES, "pad-time-first", shape=tuple(padded.shape), B=B, T=T)
     if padded.dim() == 2 and padded.shape[0] == B and padded.shape[1] == len(seqs[0]) < T:
         raise Wrong.named(MISTAKES, "pad-first-width", width=padded.shape[1], T=T)
+    largest = max(seqs)
+    if padded.dim() == 2 and padded.shape[1] == len(largest) != T:
+        raise Wrong.named(MISTAKES, "pad-width-of-max-list", width=len(largest), T=T,
+                          largest=largest)  # fmt: skip
     if tuple(padded.shape) != (B, T):
         raise Wrong.differs(MESSAGES, "pad-shape", B=B, T=T, lengths=[len(s) for s in seqs],
                              shape=tuple(padded.shape))  # fmt: skip
@@ -128,9 +147,7 @@ def check_pad_sequences(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
         raise Wrong.differs(MESSAGES, "pad-lengths-shape", B=B, shape=tuple(lengths.shape))
     if torch.equal(lengths.long(), torch.full((B,), T)):
         raise Wrong.named(MISTAKES, "pad-lengths-width", T=T, want=want_lengths.tolist())
-    if not torch.equal(lengths.long(), want_lengths):
-        raise Wrong.differs(MESSAGES, "pad-lengths-differ", want=want_lengths.tolist(),
-                             got=lengths.tolist())  # fmt: skip
+    _expect_lengths(lengths, want_lengths)
     if lengths.dtype != torch.long:
         raise Wrong.differs(MESSAGES, "pad-lengths-dtype", dtype=lengths.dtype)
     left = torch.stack([torch.cat([want[b, len(s) :], want[b, : len(s)]]) for b, s in
@@ -143,6 +160,17 @@ def check_pad_sequences(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
     _expect_one_sequence(fn)
     _expect_lengths_from_sequences(fn)
     return "right-padded, batch first, dtype long, with the real lengths and any pad value."
+
+
+def _expect_lengths(lengths: Tensor, want: Tensor) -> None:
+    """The real lengths, in the order of the sequences; otherwise what they are."""
+    got, right = lengths.long(), want.tolist()
+    if torch.equal(got, want - 1):
+        raise Wrong.named(MISTAKES, "pad-lengths-minus-one", got=got.tolist(), want=right)
+    if got.tolist() == sorted(right, reverse=True) != right:
+        raise Wrong.named(MISTAKES, "pad-sorted", got=got.tolist(), want=right)
+    if not torch.equal(got, want):
+        raise Wrong.differs(MESSAGES, "pad-lengths-differ", want=right, got=got.tolist())
 
 
 def _expect_pad_value(fn: Callable, seqs: list, want: Tensor, want_lengths: Tensor) -> None:
@@ -200,6 +228,10 @@ def check_padding_mask(fn: Callable[..., Tensor]) -> Verdict:
         raise Wrong.named(MISTAKES, "mask-width-batch", shape=tuple(got.shape), B=B, T=T)
     if tuple(got.shape) == (B, T, 1):
         raise Wrong.named(MISTAKES, "mask-extra-axis", shape=tuple(got.shape), B=B, T=T)
+    if tuple(got.shape) == (B, T + 1):
+        raise Wrong.named(MISTAKES, "mask-one-too-wide", width=T + 1, T=T)
+    if tuple(got.shape) == (B, 1, 1, T):
+        raise Wrong.named(MISTAKES, "mask-attention-shape", shape=tuple(got.shape), B=B, T=T)
     if tuple(got.shape) != (B, T):
         raise Wrong.differs(MESSAGES, "mask-shape", lengths=lengths.tolist(), B=B, T=T,
                              shape=tuple(got.shape))  # fmt: skip
@@ -218,6 +250,8 @@ def check_padding_mask(fn: Callable[..., Tensor]) -> Verdict:
     if torch.equal(got, positions[None, :] < lengths[:, None] - 1):
         raise Wrong.named(MISTAKES, "mask-one-short", lengths=lengths.tolist(),
                           got=got.sum(-1).tolist())  # fmt: skip
+    if not torch.equal(got, want) and sorted(got.tolist()) == sorted(want.tolist()):
+        raise Wrong.named(MISTAKES, "mask-rows-sorted", lengths=lengths.tolist())
     if not torch.equal(got, want):
         raise Wrong.differs(MESSAGES, "mask-differs", lengths=lengths.tolist(), want=want.int(),
                              got=got.int())  # fmt: skip
