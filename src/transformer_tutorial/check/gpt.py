@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import torch
@@ -63,6 +64,15 @@ MISTAKES = {
     "top-p-exactly-p": "you keep one token too many at the boundary: the {m} most likely tokens "
     "already hold exactly p = {p:g}, so the nucleus (the smallest set whose probability reaches "
     "p) ends there. Keep a token only while the mass before it is *below* p (<, not <=).",
+    "top-p-minus-1e9": "for {what}, the tokens outside the nucleus get -1e9 instead of -inf: "
+    "-inf takes a token out for good, while -1e9 is still a logit that a temperature or an "
+    "added bias can bring back (-1e9 / 1e9 = -1). Fill with float('-inf').",
+    "top-p-dim-one": "the filter runs along dim 1, which is the vocabulary only for (B, V) "
+    "logits: for (B, T, V) it runs over the positions. Use dim=-1 throughout (softmax, sort, "
+    "cumsum, scatter).",
+    "top-p-as-top-k": "you keep the ceil(p * V) most likely tokens, a fixed share of the "
+    "vocabulary (top-k with k = p * V): top-p keeps the fewest most likely tokens whose "
+    "probabilities add up to p, as many as that takes.",
     "top-p-no-softmax": "the mass is summed over the sorted logits, not over probabilities: "
     "sort and add up softmax(logits), whose sum is 1, and compare that with p.",
     "top-p-gather-unsort": "the kept mask goes back to the vocabulary's order with "
@@ -218,7 +228,22 @@ def _sorted_rule(x: Tensor, p: float, values: Tensor, unsort: str = "scatter",
     return torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)
 
 
+def _along_dim_one(x: Tensor, p: float) -> Tensor:
+    """The book's rule along dim 1 (the vocabulary only when x is (B, V))."""
+    moved = x.transpose(1, -1) if x.dim() > 2 else x
+    keep = _sorted_rule(moved, p, moved.softmax(-1))
+    return keep.transpose(1, -1) if x.dim() > 2 else keep
+
+
+def _top_k_share(x: Tensor, p: float) -> Tensor:
+    """The ceil(p * V) most likely tokens."""
+    k = max(1, math.ceil(p * x.shape[-1]))
+    return x >= x.topk(k, dim=-1).values[..., -1:]  # ties with the k-th kept too
+
+
 _CANDIDATES: dict[str, list[Callable[[Tensor, float], Tensor]]] = {
+    "top-p-dim-one": [_along_dim_one],
+    "top-p-as-top-k": [_top_k_share],
     "top-p-no-softmax": [lambda x, p: _sorted_rule(x, p, x)],
     "top-p-gather-unsort": [lambda x, p: _sorted_rule(x, p, x.softmax(-1), unsort="gather")],
     "top-p-min-two": [lambda x, p: _sorted_rule(x, p, x.softmax(-1), keep=2)],
@@ -237,7 +262,8 @@ _CANDIDATES: dict[str, list[Callable[[Tensor, float], Tensor]]] = {
 # the rules whose message needs no number from a row: tried on every probe when no row's
 # mistake reproduces them all
 _SAID_ALONE = ("top-p-softmax-axis", "top-p-ascending", "top-p-mask-not-scattered",
-               "top-p-no-softmax", "top-p-gather-unsort", "top-p-min-two")  # fmt: skip
+               "top-p-no-softmax", "top-p-gather-unsort", "top-p-min-two", "top-p-dim-one",
+               "top-p-as-top-k")  # fmt: skip
 
 
 def _reproduces(mistake: str | None, probes: list[tuple[Tensor, float, Tensor]]) -> bool:
@@ -266,6 +292,9 @@ def _judge(fn: Callable, logits: Tensor, p: float, what: str, probes: list) -> l
     out = _call(fn, logits, p)
     probes.append((logits, p, out > float("-inf")))
     want = top_p_filter(logits, p).isfinite()  # (..., V)
+    huge = out.isfinite() & (out <= -1e8)  # a large negative number instead of -inf
+    if not want.all() and torch.equal(huge, ~want) and torch.equal(out[want], logits[want]):
+        return [Wrong.named(MISTAKES, "top-p-minus-1e9", what=what)]
     probs = logits.softmax(-1)
     kept = out > float("-inf")  # (..., V)
     if not want.all() and kept.all():  # nothing was set to -inf
