@@ -35,7 +35,6 @@ KNOWN_MISSES = {
     # blind set B6, measured untuned: not caught (results/checker/blind_b6.md)
     "b6/check_attention-float32_inside": _B6,
     "b6/check_bahdanau_step-squeeze_drops_batch": _B6,
-    "b6/check_banded_attention-window_zero_shortcut": _B6,
     "b6/check_masked_softmax-always_float32": _B6,
     "b6/check_rnn_cell-previous_state_detached": _B6,
     "b6/check_sinusoidal_encoding-left_in_float64": _B6,

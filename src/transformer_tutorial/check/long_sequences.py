@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..attention import attention
+from ..attention import attention, masked_softmax
 from ..local_attention import band_mask
 from .diagnoses import MASKING
 from .engine import check
@@ -21,6 +21,13 @@ _EDGES = (
     "0 .. T - 1 must be masked out."
 )
 MISTAKES = {
+    "banded-scaled-by-keys": "the scores are divided by sqrt({n}), the number of keys a frame "
+    "sees: the scale is sqrt(Dh) = {root:.4g}, the size of the query and key vectors "
+    "(q.shape[-1] = {dh}).",
+    "banded-no-abs": "the band is one-sided: frame t sees every key s with t - s <= w, all the "
+    "frames after it too. The band is |t - s| <= w: take abs() of the offset.",
+    "banded-causal-no-window": "the causal band has no window: frame t sees the whole past, "
+    "s <= t. It sees t - w .. t ({n} keys), band_mask(T, w, causal=True).",
     "banded-scaled-by-dh": "the scores are divided by Dh = {dh}, not by sqrt(Dh) = {root:.4g}.",
     "banded-padding-zeroed": "the padding frames' keys and values are set to zero instead of "
     "masked: a zero key still scores 0 and takes weight exp(0) in the softmax. Leave them out "
@@ -192,6 +199,9 @@ def _scores_mistake(
     dh = q.shape[-1]
     if _same(got, _masked(q, k, v, both(band), scale=1 / dh)):
         return Wrong.named(MISTAKES, "banded-scaled-by-dh", dh=dh, root=math.sqrt(dh))
+    n = w + 1 if causal else 2 * w + 1  # the keys a frame sees away from the ends
+    if n != dh and _same(got, _masked(q, k, v, both(band), scale=1 / math.sqrt(n))):
+        return Wrong.named(MISTAKES, "banded-scaled-by-keys", n=n, dh=dh, root=math.sqrt(dh))
     scores = (q @ k.transpose(-2, -1) / math.sqrt(dh)).masked_fill(~both(band), -math.inf)
     if _same(got, scores.softmax(-2).nan_to_num() @ v):  # (B, H, T, T): over the queries
         return Wrong.named(MASKING, "softmax-wrong-axis", axis=-2, polarity=POLARITY)
@@ -220,6 +230,8 @@ def _width_mistake(
                 return Wrong.named(MISTAKES, "banded-range-end-exclusive", a=a, b=b, side=side)
         if _same(got, _masked(q, k, v, both(_offsets_mask(T, -w, 0)))):
             return Wrong.named(MISTAKES, "banded-one-sided")
+        if _same(got, _masked(q, k, v, both(_offsets_mask(T, -w, T)))):
+            return Wrong.named(MISTAKES, "banded-no-abs")
         if _same(got, _masked(q, k, v, both(_offsets_mask(T, 0, w)))):
             return Wrong.named(MISTAKES, "banded-ahead-only")
     return None
@@ -237,6 +249,8 @@ def _causal_mistake(
             return Wrong.named(MISTAKES, "banded-causal-wrong-axis")
         if w > 0 and _same(got, _masked(q, k, v, both(_offsets_mask(T, -w, -1)))):
             return Wrong.named(MISTAKES, "banded-causal-excludes-self")
+        if w < T - 1 and _same(got, _masked(q, k, v, both(_offsets_mask(T, -T, 0)))):
+            return Wrong.named(MISTAKES, "banded-causal-no-window", n=w + 1)
     return None
 
 
@@ -256,6 +270,12 @@ def _padding_mistake(
             return Wrong.named(MISTAKES, "banded-padding-polarity")
         if _same(got, _masked(q, k, v, band & real[:, None, :, None])):
             return Wrong.named(MISTAKES, "banded-padding-on-queries")
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, H, T, T)
+        weights = attention(q, k, v, band)[1]  # the band's weights, padding not hidden
+        if _same(got, (weights * pad) @ v):
+            return Wrong.named(MASKING, "softmax-then-zero")
+        if _same(got, masked_softmax(scores * pad, band) @ v):  # a padding key scores 0
+            return Wrong.named(MASKING, "softmax-times-mask")
         zeroed = real[:, None, :, None].to(k.dtype)  # (B, 1, T, 1): 0 at the padding frames
         if _same(got, _masked(q, k * zeroed, v * zeroed, band)):
             return Wrong.named(MISTAKES, "banded-padding-zeroed")
@@ -305,6 +325,7 @@ def check_banded_attention(fn: Callable[..., Tensor]) -> Verdict:
         (3, True, None),  # the causal band
         (2, False, real),  # with padding; one frame sees no key at all
         (1, True, real),
+        (0, False, real),  # itself only: a padding frame sees no key
     ]
     for window, causal, pad in settings:
         got = _call(fn, q.clone(), k.clone(), v.clone(), window, causal, pad)
