@@ -120,6 +120,11 @@ MISTAKES |= {
     "loss-smoothing-fixed": "built with smoothing={other}, your loss is the one of "
     "smoothing={eps}: the smoothing is fixed in your code instead of taken from the argument "
     "(self.smoothing = smoothing in __init__, used in forward).",
+    "loss-uniform-on-logits": "the smoothing term averages the raw logits: it is the mean of "
+    "the log-probabilities, -ε mean(log_softmax(logits)), like the target term.",
+    "loss-smoothed-prediction": "you smooth the model's distribution, (1 - ε) p + ε / V, and "
+    "take its -log p[target]: label smoothing smooths the *target*, so the loss is "
+    "-(1 - ε) log p[target] - ε mean(log p).",
     "loss-smoothing-swapped": "the two weights are swapped: the target's log-probability gets "
     "ε = {eps} and the uniform part 1 - ε = {target}. The target gets 1 - ε, the uniform "
     "part ε.",
@@ -411,6 +416,10 @@ def _smoothing_mistakes(logits: Tensor, log_p: Tensor, target: Tensor, eps: floa
         "loss-uniform-summed": (-(1 - eps) * on_target - eps * log_p.sum(-1))[real].mean(),
         "loss-uniform-dropped": (-(1 - eps) * on_target)[real].mean(),
         "loss-smoothing-swapped": _smoothed(log_p, target, 1 - eps)[real].mean(),
+        "loss-uniform-on-logits": (-(1 - eps) * on_target - eps * logits.mean(-1))[real].mean(),
+        "loss-smoothed-prediction": -(
+            ((1 - eps) * log_p.exp() + eps / V).log().gather(-1, target[..., None])[..., 0]
+        )[real].mean(),
         "loss-target-share-overwritten": (-(1 - eps) * on_target - eps / V * others)[real].mean(),
         "loss-pad-column-dropped": (
             -(1 - eps) * on_target - eps / V * (log_p.sum(-1) - log_p[..., PAD_ID])

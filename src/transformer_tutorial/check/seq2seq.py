@@ -63,6 +63,12 @@ def _teacher_forcing_variants(model: Seq2Seq, src: Tensor, lengths: Tensor, tgt_
 
 
 MISTAKES = {
+    "tf-label-smoothing": "your loss is label-smoothed (label_smoothing=0.1): chapter 4's loss is "
+    "the plain cross-entropy of the target tokens; label smoothing comes with the Transformer's "
+    "training, in chapter 14.",
+    "tf-targets-by-column": "the targets are flattened column by column (tgt_out.t()) and the "
+    "logits row by row, so each logit is scored against another position's target: flatten both "
+    "the same way, logits.reshape(-1, V) with tgt_out.reshape(-1).",
     "tf-no-gradient": "the loss is right, but no gradient reaches {names}: part of the model ran "
     "without autograd (torch.no_grad(), .detach() or .item() on the way), so training would "
     "never change it. Compute the whole forward pass with gradients.",
@@ -266,6 +272,12 @@ def _more_teacher_forcing_variants(model: Seq2Seq, src, lengths, tgt_out):
         "tf-eos-not-trained": sequence_loss(logits, no_eos),
         "tf-mask-from-inputs": per_token[inputs_real].mean(),
         "tf-softmax-before-loss": sequence_loss(logits.softmax(-1), tgt_out),
+        "tf-label-smoothing": F.cross_entropy(
+            logits.transpose(1, 2), tgt_out, ignore_index=PAD_ID, label_smoothing=0.1
+        ),
+        "tf-targets-by-column": F.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]), tgt_out.t().reshape(-1), ignore_index=PAD_ID
+        ),
     }
 
 
