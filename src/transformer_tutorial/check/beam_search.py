@@ -48,6 +48,8 @@ def _beam_steps(case: Case, K: int, alpha: float, mistake: str | None) -> Genera
     bos = 1.0 if mistake == "bos-in-length" else 0.0
 
     def lp(n: Tensor, a: float) -> Tensor:
+        if mistake == "penalty-precedence":  # (5 + |Y|) / 6 ** a: the power binds first
+            return (5 + n + bos) / 6**a
         return n.clamp(min=1) ** a if mistake == "plain-power" else ((5 + n + bos) / 6) ** a
 
     first = [None] * B  # first-finished: the first hypothesis of each sentence to finish
@@ -259,6 +261,8 @@ MISTAKES = {  # beam-<mistake>: the sentence of each mistake of _beam_steps
     "beam-eos-not-in-length": "the length penalty does not count EOS: the |Y| of a hypothesis that "
     "ends with EOS includes its EOS ({lp}).",
     "beam-plain-power": "the length penalty is |Y| ** length_penalty; the book's (GNMT's) is {lp}.",
+    "beam-penalty-precedence": "the length penalty is (5 + |Y|) / 6 ** length_penalty: ** binds "
+    "before /, so the power applies to 6 alone. Bracket the fraction: {lp}.",
     "beam-raw-logits": "yours adds up raw logits: log P(Y) is the sum of log-probabilities, "
     "logits.log_softmax(-1) at each step (the logits of two steps are not on one scale).",
     "beam-probabilities": "yours adds up probabilities (softmax): log P(Y) is the sum of "

@@ -46,6 +46,8 @@ _FROM_BLIND = [
      "divided by Dh = 8"),
     ("banded-slice-end", "b4", "check_banded_attention", "range_end_left_out",
      "a slice band[t, lo:hi] leaves out hi"),
+    ("beam-penalty-precedence", "b6", "check_beam_search", "penalty_brackets_lost",
+     "the power applies to 6 alone"),
     ("beam-best-finished", "b4", "check_beam_search", "stop_when_best_finishes",
      "as soon as its best-ranked hypothesis is finished"),
     ("beam-no-offset", "b4", "check_beam_search", "rows_without_offset",
