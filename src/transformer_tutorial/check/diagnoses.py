@@ -81,25 +81,29 @@ RANDOM = {
 }
 
 
+def _changed(first: object, second: object) -> bool:
+    """Are two results of the same call on the same input different tensors?"""
+    second = second[0] if isinstance(second, tuple) else second
+    return (
+        isinstance(first, Tensor)
+        and isinstance(second, Tensor)
+        and first.is_floating_point()
+        and second.shape == first.shape
+        and not torch.equal(first.nan_to_num(), second.nan_to_num())
+    )
+
+
 def random_output(run: Callable[[], Tensor], first: Tensor, what: str) -> Wrong | None:
     """The mistake when a second ``run()`` gives another result than ``first``."""
-    second = run()
-    second = second[0] if isinstance(second, tuple) else second
-    if isinstance(second, Tensor) and second.shape == first.shape:
-        if not torch.equal(first.nan_to_num(), second.nan_to_num()):
-            return Wrong.named(RANDOM, "random-output", what=what)
-    return None
+    return Wrong.named(RANDOM, "random-output", what=what) if _changed(first, run()) else None
 
 
 def expect_same_twice(run: Callable[[], Tensor], what: str) -> Tensor:
     """``run()``'s result, after making sure a second call gives the same: a module in eval
     mode is deterministic, so a difference is dropout left on."""
     first = run()
-    if isinstance(first, Tensor) and first.is_floating_point():
-        second = run()
-        if isinstance(second, Tensor) and second.shape == first.shape:
-            if not torch.equal(first.nan_to_num(), second.nan_to_num()):
-                raise Wrong.named(EVAL, "dropout-in-eval", what=what)
+    if isinstance(first, Tensor) and first.is_floating_point() and _changed(first, run()):
+        raise Wrong.named(EVAL, "dropout-in-eval", what=what)
     return first
 
 

@@ -259,18 +259,17 @@ def _padding_mistake(
 ) -> Wrong | None:
     """key_padding unused, inverted, or laid on the queries."""
     T, here, pad, band, lo, hi, both = _context(q, w, causal, real)
-    if pad is not None:  # a frame sees no key: a -1e9 fill attends to all its keys
+    if pad is not None:
         scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, H, T, T)
+        # a frame sees no key: a -1e9 fill attends to all its keys
         if _same(got, torch.softmax(scores.masked_fill(~both(band), -1e9), dim=-1) @ v):
             return Wrong.named(MASKING, "softmax-minus-1e9")
-    if pad is not None:
         if _same(got, _masked(q, k, v, band)):
             return Wrong.named(MISTAKES, "banded-padding-ignored")
         if _same(got, _masked(q, k, v, band & ~pad)):
             return Wrong.named(MISTAKES, "banded-padding-polarity")
         if _same(got, _masked(q, k, v, band & real[:, None, :, None])):
             return Wrong.named(MISTAKES, "banded-padding-on-queries")
-        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, H, T, T)
         weights = attention(q, k, v, band)[1]  # the band's weights, padding not hidden
         if _same(got, (weights * pad) @ v):
             return Wrong.named(MASKING, "softmax-then-zero")
