@@ -36,9 +36,7 @@ KNOWN_MISSES = {
     "b6/check_attention-float32_inside": _B6,
     "b6/check_bahdanau_step-squeeze_drops_batch": _B6,
     "b6/check_masked_softmax-always_float32": _B6,
-    "b6/check_rnn_cell-previous_state_detached": _B6,
     "b6/check_sinusoidal_encoding-left_in_float64": _B6,
-    "b6/check_top_p-naive_softmax": _B6,
 }
 
 

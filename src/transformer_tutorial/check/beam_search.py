@@ -239,9 +239,11 @@ _VARIANTS: dict[int, dict] = {}  # the outputs of the mistakes of _BEAM_MISTAKES
 _LP = "lp(Y) = ((5 + |Y|) / 6) ** length_penalty"  # the field {lp} of the templates
 MISTAKES = {  # beam-<mistake>: the sentence of each mistake of _beam_steps
     "beam-copies": "your output is exactly greedy search's on every probe: the beam adds nothing. "
-    "The usual cause is beams that start as copies of one hypothesis -- at the first step there is "
-    "only BOS: let one hypothesis grow from it (the others start at log-probability -inf), so that "
-    "the first step keeps beam_size different tokens.",
+    "Two mistakes give this. Either the beams start as copies of one hypothesis -- at the first "
+    "step there is only BOS: let one hypothesis grow from it (the others start at log-probability "
+    "-inf), so that the first step keeps beam_size different tokens. Or each hypothesis keeps only "
+    "its own best next token (a top-1, or a top-k within each beam): choose the beam_size best "
+    "of all beam_size * V candidates of a sentence together, scores.view(B, K * V).topk(K).",
     "beam-no-penalty": "the length penalty has no effect: your output is what ranking by log P "
     "alone gives (length_penalty = 0). Either the length penalty is not applied -- rank each "
     "hypothesis by log P(Y) / lp(Y), {lp}, |Y| its length with EOS -- or |Y| keeps growing after a "

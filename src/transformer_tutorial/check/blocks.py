@@ -17,7 +17,7 @@ from ..transformer import (
     residual,
 )
 from .block_words import MESSAGES, MISTAKES
-from .diagnoses import expect_same_twice
+from .diagnoses import expect_same_twice, gradient_diagnosis
 from .engine import MESSAGES as ENGINE_MESSAGES
 from .engine import Call, check, describe
 from .tensors import close, expect_tensor, gradient_mismatch, jitter, randn, with_weights_of
@@ -375,10 +375,11 @@ def _check_block(cls: type, block: _Block, args: tuple) -> None:
     if any(not close(run.got, run.right(args)) for run in runs):
         raise _diagnosis(block, runs, args)
     for run in runs:
-        name = gradient_mismatch(run.mine, run.reference, args, block.arg_names)
-        if name is not None:
-            raise Wrong.differs(MESSAGES, "block-gradient-differs", name=name,
-                                norm_first=run.norm_first)  # fmt: skip
+        found = gradient_mismatch(run.mine, run.reference, args, block.arg_names)
+        if found is not None:
+            wrong = gradient_diagnosis(run.mine, run.reference, *found)
+            raise wrong or Wrong.differs(MESSAGES, "block-gradient-differs", name=found[0],
+                                         norm_first=run.norm_first)  # fmt: skip
 
 
 def _attend(mha: torch.nn.Module, key: Tensor | None, mask: Tensor | None):

@@ -340,5 +340,31 @@ def _runs(call: Callable, *args: Tensor) -> bool:
     return True
 
 
-MISTAKES = MASKING | LOSS | EVAL | RANDOM | SCALE | LENGTHS  # every mistake these diagnoses name
+GRADIENTS = {
+    "shared-submodule": "`{first}` and `{second}` are one module, not two: both places use the "
+    "same weights, so training moves them together. Build each with its own constructor call "
+    "(two nn.LayerNorm(d_model), not one assigned twice).",
+    "gradient-detached": "the values are right, but no gradient reaches {name}: did you detach() "
+    "it (or use .data, or torch.no_grad())? Training needs the gradient to flow back through it.",
+}
+
+
+def gradient_diagnosis(mine: torch.nn.Module, reference: torch.nn.Module, name: str,
+                       grad: Tensor | None) -> Wrong | None:  # fmt: skip
+    """Why the gradient with respect to ``name`` (``grad``, the reader's) differs when the values
+    are right: two of the reader's submodules that are one object where the book's are two, or
+    no gradient at all (a detach). None when neither explains it."""
+    theirs = dict(mine.named_modules(remove_duplicate=False))
+    ours = dict(reference.named_modules(remove_duplicate=False))
+    names = [n for n in ours if n and n in theirs]
+    for i, first in enumerate(names):
+        for second in names[i + 1 :]:
+            if theirs[first] is theirs[second] and ours[first] is not ours[second]:
+                return Wrong.named(GRADIENTS, "shared-submodule", first=first, second=second)
+    if grad is None or not grad.any():
+        return Wrong.named(GRADIENTS, "gradient-detached", name=name)
+    return None
+
+
+MISTAKES = MASKING | LOSS | EVAL | RANDOM | SCALE | LENGTHS | GRADIENTS  # every mistake named here
 MESSAGES = MASKING_MESSAGES | LOSS_MESSAGES  # and every difference they describe

@@ -66,6 +66,13 @@ MESSAGES = {
     "hint-dtype": "the check calls your code with float64 tensors: make each new tensor with "
     "the input's dtype (torch.zeros_like(x), or dtype=x.dtype), or cast your result at the end.",
     "with-hint": "{message} -- {hint}",
+    "hint-unpack": "the line unpacks a tensor's shape (or a result) into names, and it has another "
+    "number of parts: print its shape. Often a tensor has an axis too many or too few (an "
+    "unsqueeze where the axis is already there, a mask that already broadcasts), or a pair "
+    "(output, weights) stands where one tensor was meant.",
+    "hint-none-value": "a value is None where a number was needed: a variable that keeps its "
+    "starting None because the loop meant to set it never did (a range one short, a condition "
+    "never true), or a function that returns nothing on some path.",
     "hint-none": "the check also calls your code with an optional argument left at None (such as "
     "mask=None, no mask at all): handle None first (`if mask is None: ...`).",
     "hint-broadcast": "two shapes do not line up here: a reduction without keepdim=True "
@@ -159,6 +166,8 @@ _HINTS = {
         "hint-index-dtype"
     ),
     r"expected input\[.*\] to have \d+ channels, but got": "hint-channels",
+    r"too many values to unpack|not enough values to unpack": "hint-unpack",
+    r"'NoneType' object cannot be interpreted as an integer": "hint-none-value",
 }
 
 # what a failing line of the reader's holds, when the error's words alone say little

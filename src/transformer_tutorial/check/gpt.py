@@ -86,6 +86,15 @@ MISTAKES = {
     "top-p-threshold-ties": "you keep every token tied with the last one needed ({n} tokens where "
     "{m} reach p): the nucleus is the smallest set, so it takes only as many of the tied tokens "
     "as it needs. Filter by position in the sorted order, not by a probability threshold.",
+    "top-p-batch-count": "every row keeps as many tokens as the row of the batch that needs the "
+    "most: the nucleus is each row's own, so count (or mask) row by row, keep_sorted = "
+    "(cumsum - probs) < p on the sorted (B, V) probabilities, with no single count for the batch.",
+    "top-p-relative": "you keep the tokens at least (1 - p) times as likely as the best one, a "
+    "threshold relative to the maximum: top-p sums the sorted probabilities and keeps the most "
+    "likely tokens until their mass reaches p.",
+    "top-p-overflow": "for {what}, no token is kept (or the logits are NaN): exp() of logits "
+    "this large overflows to inf, and inf / inf is NaN. The softmax must subtract the row's maximum first "
+    "-- logits.softmax(-1) does -- and logits of any size are valid.",
 }
 
 MESSAGES = {
@@ -96,6 +105,7 @@ MESSAGES = {
     "exact": "probabilities {probs} (logits -inf for the zeros, as after top-k), p = {p}",
     "all": "probabilities {probs}, p = 1",
     "batch": "a batch of 4 rows, p = {p:g}",
+    "large": "logits 1000 larger (the same probabilities {probs}), p = {p}",
     "random": "random logits of shape (2, 3, {V}), p = {p:g}",
     "for-row": "for {what}: {said}",
     "for-row-of-batch": "for {what} (row {i}): {said}",
@@ -118,7 +128,7 @@ def _show(probs: Tensor) -> str:
     return "(" + ", ".join(f"{q:g}" for q in probs.tolist()) + ")"
 
 
-def _call(fn: Callable, logits: Tensor, p: float) -> Tensor:
+def _call(fn: Callable, logits: Tensor, p: float, what: str = "") -> Tensor:
     """The reader's filtered logits in float64; their input must come back untouched."""
     given = logits.clone()
     out = expect_tensor(fn(given, p), "the filtered logits", tuple(logits.shape))
@@ -128,6 +138,8 @@ def _call(fn: Callable, logits: Tensor, p: float) -> Tensor:
         raise Wrong.differs(MESSAGES, "top-p-not-float", dtype=out.dtype)
     out = out.detach().to(torch.float64)
     if torch.isnan(out).any():
+        if logits.max() > 700 and not torch.isnan(top_p_filter(logits, p)).any():
+            raise Wrong.named(MISTAKES, "top-p-overflow", what=what)
         if bool((logits[torch.isnan(out)] == float("-inf")).all()):  # -inf * 0
             raise Wrong.named(MISTAKES, "top-p-times-mask")
         raise Wrong.differs(MESSAGES, "top-p-nan")
@@ -241,7 +253,22 @@ def _top_k_share(x: Tensor, p: float) -> Tensor:
     return x >= x.topk(k, dim=-1).values[..., -1:]  # ties with the k-th kept too
 
 
+def _batch_count(x: Tensor, p: float) -> Tensor:
+    """Every row keeps the most tokens any row of the batch needs."""
+    n = int(_nucleus(x, p).reshape(-1, x.shape[-1]).sum(-1).max())
+    order = x.sort(dim=-1, descending=True, stable=True).indices
+    return torch.zeros_like(x, dtype=torch.bool).scatter(-1, order[..., :n], True)
+
+
+def _relative(x: Tensor, p: float) -> Tensor:
+    """The tokens at least (1 - p) times as likely as the most likely one."""
+    probs = x.softmax(-1)
+    return probs >= (1 - p) * probs.amax(-1, keepdim=True)
+
+
 _CANDIDATES: dict[str, list[Callable[[Tensor, float], Tensor]]] = {
+    "top-p-batch-count": [_batch_count],
+    "top-p-relative": [_relative],
     "top-p-dim-one": [_along_dim_one],
     "top-p-as-top-k": [_top_k_share],
     "top-p-no-softmax": [lambda x, p: _sorted_rule(x, p, x)],
@@ -263,7 +290,7 @@ _CANDIDATES: dict[str, list[Callable[[Tensor, float], Tensor]]] = {
 # mistake reproduces them all
 _SAID_ALONE = ("top-p-softmax-axis", "top-p-ascending", "top-p-mask-not-scattered",
                "top-p-no-softmax", "top-p-gather-unsort", "top-p-min-two", "top-p-dim-one",
-               "top-p-as-top-k")  # fmt: skip
+               "top-p-as-top-k", "top-p-batch-count", "top-p-relative")  # fmt: skip
 
 
 def _reproduces(mistake: str | None, probes: list[tuple[Tensor, float, Tensor]]) -> bool:
@@ -289,7 +316,7 @@ def _reproduces(mistake: str | None, probes: list[tuple[Tensor, float, Tensor]])
 def _judge(fn: Callable, logits: Tensor, p: float, what: str, probes: list) -> list[Wrong]:
     """Compare the reader's filter with the book's on ``logits (..., V)``: what is wrong, one
     ``Wrong`` per failing row (empty when the filter is right); the probe joins ``probes``."""
-    out = _call(fn, logits, p)
+    out = _call(fn, logits, p, what)
     probes.append((logits, p, out > float("-inf")))
     want = top_p_filter(logits, p).isfinite()  # (..., V)
     huge = out.isfinite() & (out <= -1e8)  # a large negative number instead of -inf
@@ -297,6 +324,8 @@ def _judge(fn: Callable, logits: Tensor, p: float, what: str, probes: list) -> l
         return [Wrong.named(MISTAKES, "top-p-minus-1e9", what=what)]
     probs = logits.softmax(-1)
     kept = out > float("-inf")  # (..., V)
+    if logits.max() > 700 and not kept.any(-1).all():  # exp() overflowed: NaN, all dropped
+        return [Wrong.named(MISTAKES, "top-p-overflow", what=what)]
     if not want.all() and kept.all():  # nothing was set to -inf
         if torch.allclose(out.masked_fill(~want, 0.0), probs.masked_fill(~want, 0.0)):
             return [Wrong.named(MISTAKES, "top-p-probabilities", what=what)]
@@ -355,6 +384,9 @@ def check_top_p(fn: Callable[[Tensor, float], Tensor]) -> Verdict:
             found = [Wrong(str(Wrong.named(MISTAKES, "top-p-whole-batch", p=p)),
                            "top-p-whole-batch", found[0].plain or str(found[0]))]  # fmt: skip
         wrongs += found
+    large = rows[2] + 1000.0  # "readable", with logits too large for a bare exp()
+    shown = _show(large.softmax(-1)[0])
+    wrongs += _judge(fn, large, 0.6, say(MESSAGES, "large", probs=shown, p="0.6"), probes)
     g = torch.Generator().manual_seed(0)
     many = 2.0 * torch.randn(2, 3, _V, generator=g, dtype=torch.float64)  # (2, 3, V)
     for p in (0.3, 0.7, 0.95):

@@ -49,6 +49,10 @@ MISTAKES = {
     "position's features barely vary.",
     "norm-by-variance": "you divide by the variance; divide by its square root, sqrt(var + eps).",
     "norm-no-centring": "the mean is not subtracted: y = (x - mean) / sqrt(var + eps).",
+    "norm-rms": "you divide x by its root mean square, x / sqrt(mean(x ** 2) + eps), which is "
+    "RMSNorm: LayerNorm first subtracts the mean, y = (x - mean) / sqrt(var + eps).",
+    "norm-other-eps": "your eps is {got:.0e}, the book's (nn.LayerNorm's) {eps:g}: it shows "
+    "where a position's features barely vary (variance ~1e-6).",
     "norm-no-division": "you subtract the mean but do not divide by sqrt(var + eps).",
     "norm-in-place": "the output is right, but your function changed its input x in place (-=, "
     "/=, or an out= argument): the caller's tensor is overwritten, and autograd needs it for "
@@ -298,10 +302,20 @@ def check_layer_norm(fn: Callable[[Tensor], Tensor], eps: float = 1e-5) -> Verdi
         if not torch.equal(given, x):
             raise Wrong.named(MISTAKES, "norm-in-place")
         return "every position is normalised over its features, as nn.LayerNorm does."
+    if (other := _implied_eps(x, got.detach().double())) is not None:  # 1e-12, 1e-6, ...
+        raise Wrong.named(MISTAKES, "norm-other-eps", got=other, eps=eps)
     for key, wrong in _layer_norm_mistakes(x, eps).items():
         if close(got, wrong, 1e-6):
             raise Wrong.named(MISTAKES, key)
     raise Wrong.differs(MESSAGES, "norm-differs")
+
+
+def _implied_eps(x: Tensor, got: Tensor) -> float | None:
+    """The eps >= 1e-14 that gives ``got`` everywhere, read at x[0, 0] (features barely vary)."""
+    centred, var = x - x.mean(-1, keepdim=True), x.var(-1, keepdim=True, unbiased=False)
+    e = float(((centred[0, 0] / got[0, 0]) ** 2).mean() - var[0, 0, 0])  # y^2 = c^2 / (var + e)
+    ok = math.isfinite(e) and e >= 1e-14 and close(got, centred / torch.sqrt(var + e), 1e-6)
+    return e if ok else None
 
 
 def _layer_norm_mistakes(x: Tensor, eps: float) -> dict[str, Tensor]:
@@ -325,6 +339,7 @@ def _layer_norm_mistakes(x: Tensor, eps: float) -> dict[str, Tensor]:
         "norm-no-eps": centred / var.sqrt(),
         "norm-by-variance": centred / (var + eps),
         "norm-no-centring": x / torch.sqrt(var + eps),
+        "norm-rms": x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps),
         "norm-no-division": x - mean,
     }
 

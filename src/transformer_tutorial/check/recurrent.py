@@ -30,6 +30,12 @@ MISTAKES = {
     "state_proj.weight.T.",
     "rnn-state-squashed-twice": "s_prev goes through a tanh again before state_proj: it is "
     "already the previous output of a tanh; s = tanh(in_proj(x) + state_proj(s_prev)).",
+    "rnn-tanh-each-term": "you squash each term by itself, tanh(in_proj(x)) + "
+    "tanh(state_proj(s_prev)): the tanh covers their sum, s = tanh(in_proj(x) + "
+    "state_proj(s_prev)), so that the state stays in (-1, 1).",
+    "rnn-detaches-state": "the values are right, but no gradient reaches s_prev: did you detach() "
+    "it (or use .data)? Backpropagation through time needs the gradient to flow from each state "
+    "to the one before.",
     "rnn-terms-averaged": "you halve (average) in_proj(x) + state_proj(s_prev) before the tanh: "
     "the two terms are added, s = tanh(in_proj(x) + state_proj(s_prev)).",
     "rnn-returns-pair": "return the new state s alone, a tensor (B, hidden_size), not a tuple: "
@@ -213,6 +219,10 @@ def check_rnn_cell(cls: type) -> Verdict:
     got = expect_tensor(got, "the new state", (B, H))
     if close(got, reference(x, s)):
         expect_tensor(mine(x[:1], s[:1]), "the new state", (1, H))  # a batch of one
+        s_ = s.clone().requires_grad_()
+        backward(mine(x, s_).sum(), "the new state")
+        if s_.grad is None or not s_.grad.any():
+            raise Wrong.named(MISTAKES, "rnn-detaches-state")
         return "the state update s = tanh(in_proj(x) + state_proj(s_prev)) is right."
     found = [key for key, wrong in _rnn_mistakes(mine, x, s).items() if close(got, wrong)]
     if len(found) == 1:
@@ -237,4 +247,5 @@ def _rnn_mistakes(mine: torch.nn.Module, x: torch.Tensor, s: torch.Tensor) -> di
         "rnn-state-weight-untransposed": tanh(a + s @ mine.state_proj.weight),
         "rnn-state-squashed-twice": tanh(a + mine.state_proj(tanh(s))),
         "rnn-terms-averaged": tanh((a + b) / 2),
+        "rnn-tanh-each-term": tanh(a) + tanh(b),
     }

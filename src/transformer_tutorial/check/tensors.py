@@ -31,6 +31,9 @@ MESSAGES = {
     "another).",
     "shape-extra-one": "an extra axis of size 1 at position {axis} (a keepdim=True or unsqueeze "
     "too many).",
+    "shape-missing-axis": "axis {axis} (size {size}) is missing: it was reduced or indexed away "
+    "(a sum, mean or max over dim={axis} -- torch.max(x, {axis}) is a maximum over that axis, "
+    "not an element-wise max(x, {axis}) -- or an integer index such as x[0]).",
     "shape-more": "too many",
     "shape-fewer": "too few",
     "shape-extra-axis": "an extra axis of size {size} at position {axis}: an axis the result "
@@ -117,6 +120,9 @@ def shape_relation(got: tuple, shape: tuple) -> str | None:
             if got[:i] + got[i + 1 :] == shape:
                 key = "shape-extra-one" if got[i] == 1 else "shape-extra-axis"
                 return say(MESSAGES, key, axis=i, size=got[i])
+    gone = [i for i in range(len(shape)) if shape[:i] + shape[i + 1 :] == got and shape[i] > 1]
+    if len(got) == len(shape) - 1 and len(gone) == 1:  # one axis, and only one, is missing
+        return say(MESSAGES, "shape-missing-axis", axis=gone[0], size=shape[gone[0]])
     return None
 
 
@@ -175,9 +181,9 @@ def jitter(module: torch.nn.Module, seed: int = 5) -> None:
             p.add_(0.2 * torch.randn(p.shape, generator=g, dtype=p.dtype))
 
 
-def gradient_mismatch(mine, reference, args: tuple, names: tuple) -> str | None:
+def gradient_mismatch(mine, reference, args: tuple, names: tuple) -> tuple | None:
     """The first input or parameter whose gradient differs between two modules run on ``args``
-    (``names`` name the inputs), or None."""
+    (``names`` name the inputs), with the reader's gradient of it: ``(name, grad)``, or None."""
     grads = []
     for block in (mine, reference):
         inputs = [a.clone().requires_grad_() if a.is_floating_point() else a for a in args]
@@ -188,5 +194,5 @@ def gradient_mismatch(mine, reference, args: tuple, names: tuple) -> str | None:
     for name, want in grads[1].items():
         got = grads[0].get(name)
         if want is not None and (got is None or not close(got, want)):
-            return name
+            return name, got
     return None
