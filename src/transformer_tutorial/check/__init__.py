@@ -143,11 +143,11 @@ from .kv_cache import check_kv_cache
 from .layers import (
     check_causal_mask,
     check_feed_forward,
-    check_label_smoothing,
     check_layer_norm,
     check_sinusoidal_encoding,
 )
 from .recurrent import check_lstm_cell, check_rnn_cell
+from .smoothing import check_label_smoothing
 from .verdict import POLARITY, Verdict, Wrong, set_language, wrap_verdict
 
 # isort: split

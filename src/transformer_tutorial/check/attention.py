@@ -80,6 +80,12 @@ MISTAKES = {
     "(out, weights).",
     "additive-out-from-keys": "out has the keys' size {dk}: out = weights @ values, the values' "
     "size {dv}.",
+    "multihead-by-sqrt-heads": "you divide the scores by sqrt(num_heads); each head divides by "
+    "the square root of its own width, sqrt(Dh) = sqrt(d_model / num_heads).",
+    "multihead-k-through-q-proj": "the keys go through q_proj: each input has its own "
+    "projection, K = k_proj(key).",
+    "multihead-v-from-key": "the values are projected from the key input: V = v_proj(value) "
+    "(key and value are the same tensor in self-attention, but not in every call).",
 }
 
 MESSAGES = {
@@ -293,7 +299,8 @@ def _layout_mistake(split: str, merge: str) -> Wrong:
 
 
 def _multihead_variant(m, H, q, k, v, mask, scale=None, split="right", merge="right",
-                       fill=None, value_proj="v_proj", out_proj=True, axis=-1):  # fmt: skip
+                       fill=None, value_proj="v_proj", out_proj=True, axis=-1,
+                       key_proj="k_proj", value_from="value"):  # fmt: skip
     """Our multi-head attention with the reader's projections, or typical mistakes of it."""
     B, Tq, D = q.shape
     Dh = D // H
@@ -306,14 +313,15 @@ def _multihead_variant(m, H, q, k, v, mask, scale=None, split="right", merge="ri
             return x.reshape(B, H, T, Dh)
         return x.reshape(B, T, H, Dh).transpose(1, 2)
 
-    qh, kh = heads(m.q_proj(q)), heads(m.k_proj(k))
-    vh = heads(getattr(m, value_proj)(v))
+    qh, kh = heads(m.q_proj(q)), heads(getattr(m, key_proj)(k))
+    vh = heads(getattr(m, value_proj)(k if value_from == "key" else v))
     if fill is None and axis == -1:
         out, weights = attention(qh, kh, vh, mask=mask, scale=scale)
     else:  # a -1e9 fill, or the softmax over another axis (B, H, T_q, T_k)
         scores = qh @ kh.transpose(-2, -1) / math.sqrt(Dh)
-        if mask is not None:
-            scores = scores.masked_fill(~mask, -math.inf if fill is None else fill)
+        if mask is not None:  # filled with -inf, a number, or "added": BERT's -1e4 added
+            big = -math.inf if fill is None else fill
+            scores = scores - 1e4 * ~mask if fill == "added" else scores.masked_fill(~mask, big)
         weights = torch.softmax(scores, axis).nan_to_num()
         out = weights @ vh
     if merge == "reversed":
@@ -352,6 +360,9 @@ def _multihead_diagnosis(mine, reference, H, D, out, q, k, v, m) -> Wrong:
         "multihead-sqrt-d": {"scale": 1 / math.sqrt(D)},
         "multihead-unscaled": {"scale": 1.0},
         "multihead-by-dh": {"scale": 1 / (D // H)},
+        "multihead-by-sqrt-heads": {"scale": 1 / math.sqrt(H)},
+        "multihead-k-through-q-proj": {"key_proj": "q_proj"},
+        "multihead-v-from-key": {"value_from": "key"},
         "multihead-v-through-k-proj": {"value_proj": "k_proj"},
         "multihead-no-out-proj": {"out_proj": False},
     }
@@ -362,6 +373,7 @@ def _multihead_diagnosis(mine, reference, H, D, out, q, k, v, m) -> Wrong:
         candidates.append((wrong, {"axis": axis}))
     if m is not None:
         candidates.append((Wrong.named(MASKING, "softmax-minus-1e9"), {"fill": -1e9}))
+        candidates.append((Wrong.named(MASKING, "softmax-added-minus-1e4"), {"fill": "added"}))
     for verdict, variant in candidates:
         if close(out, _multihead_variant(mine, H, q, k, v, m, **variant)[0]):
             return verdict
@@ -381,7 +393,7 @@ def check_multihead(cls: type) -> Verdict:
     Dh = D / H dimensions each attend with the scale 1/sqrt(Dh), are concatenated in order and
     mixed by ``out_proj``; ``m(query, key, value, mask=None)`` with a padding mask ``(B, 1, 1,
     T_k)`` and a mask ``(B, 1, T_q, T_k)`` where a query sees no key (its heads output zeros)."""
-    D, H, B, Tq, Tk = 16, 4, 2, 3, 5
+    D, H, B, Tq, Tk = 24, 4, 2, 3, 5  # Dh = 6, not H: a scale by sqrt(H) shows
     torch.manual_seed(0)
     mine = cls(D, H)
     with_weights_of(mine, MultiHeadAttention(D, H), ("q_proj", "k_proj", "v_proj", "out_proj"))

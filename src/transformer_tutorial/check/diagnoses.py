@@ -114,6 +114,10 @@ MASKING = {
     "filling masked scores with a large negative number (-1e9) instead of -inf turns such a row "
     "into softmax(-1e9, ..., -1e9) = 1/T_k each. Fill with -inf and give a row with no visible "
     "key all-zero weights (chapter 6).",
+    "softmax-added-minus-1e4": "you add a large negative number to the masked scores "
+    "(scores + (1 - mask) * -10000, BERT's additive mask) instead of filling them with -inf: a "
+    "query whose keys are all masked then keeps softmax(scores), weight on every masked key. "
+    "Fill with -inf and give a row with no visible key all-zero weights (chapter 6).",
     "softmax-flipped": "mask polarity: you masked the keys that may be seen -- {polarity}.",
     "softmax-ignores-mask": "the mask is not used: masked keys get weight above 0 (fill their "
     "scores with -inf before the softmax).",
@@ -153,6 +157,7 @@ def masking_candidates(scores: Tensor, mask: Tensor | None) -> dict[str, list[Te
     if mask is not None:
         if fully_masked(mask, scores.shape).any():  # otherwise -1e9 is as good as -inf
             found["softmax-minus-1e9"] = [torch.softmax(scores.masked_fill(~mask, -1e9), -1)]
+            found["softmax-added-minus-1e4"] = [torch.softmax(scores - 1e4 * ~mask, -1)]
         found |= {
             "softmax-flipped": [masked_softmax(scores, ~mask)],
             "softmax-ignores-mask": [torch.softmax(scores, dim=-1)],

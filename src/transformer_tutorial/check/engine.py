@@ -70,6 +70,15 @@ MESSAGES = {
     "number of parts: print its shape. Often a tensor has an axis too many or too few (an "
     "unsqueeze where the axis is already there, a mask that already broadcasts), or a pair "
     "(output, weights) stands where one tensor was meant.",
+    "hint-bmm": "torch.bmm takes 3-D tensors only, and the check also passes inputs with more "
+    "leading axes, (B, h, T, d) with heads: use `@` (torch.matmul), which works for any.",
+    "hint-too-many-indices": "the tensor has fewer axes than the indexing assumes: often a "
+    "squeeze() without an axis dropped one of size 1 (the batch, when there is one sentence). "
+    "Name the axis, `.squeeze(-1)`, or index it away (`logits[:, -1]`).",
+    "hint-out-of-bounds": "an index equals (or passes) the size of its axis: indices run from 0 to "
+    "n - 1, so the last real token of a row of length L is at L - 1.",
+    "hint-expand-axes": "a tensor has more axes than the shape it is used in: often an RNN state "
+    "(num_layers, B, D) where (B, D) belongs -- take state[-1].",
     "hint-none-value": "a value is None where a number was needed: a variable that keeps its "
     "starting None because the loop meant to set it never did (a range one short, a condition "
     "never true), or a function that returns nothing on some path.",
@@ -168,6 +177,13 @@ _HINTS = {
     r"expected input\[.*\] to have \d+ channels, but got": "hint-channels",
     r"too many values to unpack|not enough values to unpack": "hint-unpack",
     r"'NoneType' object cannot be interpreted as an integer": "hint-none-value",
+    r"not supported between instances of .*'NoneType'": "hint-none",
+    r"batch[12] must be a 3D tensor": "hint-bmm",
+    r"too many indices for tensor of dimension": "hint-too-many-indices",
+    r"index -?\d+ is out of bounds for dimension": "hint-out-of-bounds",
+    r"number of sizes provided \(\d+\) must be greater or equal to the number of dimensions": (
+        "hint-expand-axes"
+    ),
 }
 
 # what a failing line of the reader's holds, when the error's words alone say little

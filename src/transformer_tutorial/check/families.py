@@ -17,6 +17,7 @@ FAMILIES = (
     "attention",
     "self_attention",
     "layers",
+    "smoothing",
     "blocks",
     "decoding",
     "beam_search",

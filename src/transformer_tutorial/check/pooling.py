@@ -9,7 +9,7 @@ from torch import Tensor
 
 from ..attention_pooling import nadaraya_watson
 from .engine import check, describe
-from .tensors import close, expect_tensor
+from .tensors import close, expect_kept, expect_tensor
 from .verdict import Verdict, Wrong
 
 MISTAKES = {
@@ -128,7 +128,9 @@ def check_nadaraya_watson(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
     # coincide: sigma, sigma^2 and 1 / sigma are all 1)
     for width in (0.5, 3.0):
         want, want_w = nadaraya_watson(queries, keys, values, width)
-        result = fn(queries.clone(), keys.clone(), values.clone(), width)
+        given = {"queries": queries.clone(), "keys": keys.clone(), "values": values.clone()}
+        result = fn(*given.values(), width)
+        expect_kept(given, {"queries": queries, "keys": keys, "values": values})
         got, got_w = _predictions_and_weights(result, T_q, T_k)
         if close(got, want, 1e-6) and close(got_w, want_w, 1e-6):
             continue

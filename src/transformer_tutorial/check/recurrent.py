@@ -78,6 +78,16 @@ MISTAKES |= {
     "lstm-returns-old-c": "you return the old memory c: return the new one, c' = sigmoid(f) c + "
     "sigmoid(i) tanh(g).",
     "lstm-no-state-proj": "the previous h is not used: z = in_proj(x) + state_proj(h).",
+    "lstm-tanh-outside-gate": "h = tanh(sigmoid(o) * c'): the output gate goes outside the tanh, "
+    "h = sigmoid(o) * tanh(c').",
+    "lstm-state-unpacked-c-h": "you unpack the state as c, h = state: the cell is called as "
+    "cell(x, (h, c)), h first, so h, c = state.",
+    "lstm-forget-bias-one": "you add 1 to the forget gate's pre-activation, sigmoid(f + 1) (a "
+    "bias initialisation trick): the book's cell computes sigmoid(f) from z as it is.",
+    "lstm-no-input-gate": "the candidate is not multiplied by the input gate: c' = sigmoid(f) c + "
+    "sigmoid(i) tanh(g).",
+    "rnn-residual": "you add s_prev to the new state, s_prev + tanh(...): the RNN cell replaces "
+    "its state, s = tanh(in_proj(x) + state_proj(s_prev)).",
 }
 
 MESSAGES = {
@@ -138,6 +148,10 @@ def _lstm_mistakes(blocks, c, want_c):
     yield named("lstm-output-gate-tanh"), (tanh(o) * tanh(want_c), want_c)
     yield (named("lstm-coupled-input-gate"),
            _lstm_step(i, f, g, o, c, sig=lambda t: 1 - sig(f) if t is i else sig(t)))  # fmt: skip
+    yield named("lstm-tanh-outside-gate"), (tanh(sig(o) * want_c), want_c)
+    yield named("lstm-forget-bias-one"), _lstm_step(i, f + 1, g, o, c)
+    new_c = sig(f) * c + tanh(g)
+    yield named("lstm-no-input-gate"), (sig(o) * tanh(new_c), new_c)
     yield (named("lstm-relu-candidate"),
            _lstm_step(i, f, g, o, c, tanh=lambda t: torch.relu(t) if t is g else tanh(t)))  # fmt: skip
     z = torch.cat(blocks, dim=-1)  # (B, 4H)
@@ -184,6 +198,8 @@ def check_lstm_cell(cls: type) -> Verdict:
         return "gates, memory update, output and gradients are right (PyTorch's gate order)."
     if close(got_h, want_c) and close(got_c, want_h):
         raise Wrong.named(MISTAKES, "lstm-returns-c-h")
+    if all(close(a, b) for a, b in zip(got, reference(x, (c, h)), strict=True)):
+        raise Wrong.named(MISTAKES, "lstm-state-unpacked-c-h")
     if close(got_c, c):
         raise Wrong.named(MISTAKES, "lstm-returns-old-c")
     blocks = (mine.in_proj(x) + mine.state_proj(h)).chunk(4, dim=-1)
@@ -248,4 +264,5 @@ def _rnn_mistakes(mine: torch.nn.Module, x: torch.Tensor, s: torch.Tensor) -> di
         "rnn-state-squashed-twice": tanh(a + mine.state_proj(tanh(s))),
         "rnn-terms-averaged": tanh((a + b) / 2),
         "rnn-tanh-each-term": tanh(a) + tanh(b),
+        "rnn-residual": s + tanh(a + b),
     }

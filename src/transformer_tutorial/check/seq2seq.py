@@ -63,6 +63,16 @@ def _teacher_forcing_variants(model: Seq2Seq, src: Tensor, lengths: Tensor, tgt_
 
 
 MISTAKES = {
+    "tf-eos-first": "the decoder's first input is <eos>, not <bos>: the inputs are <bos> y_1 ... "
+    "y_(T-1), the targets shifted right by one with BOS_ID in front.",
+    "tf-shifted-left": "the targets are shifted the wrong way: your decoder reads y_2 ... "
+    "(the token after the one it must predict). The inputs are <bos> y_1 ... y_(T-1): shift "
+    "right, torch.cat([bos, tgt_out[:, :-1]], dim=1).",
+    "tf-ignore-eos": "you ignore <eos> (ignore_index=EOS_ID) instead of the padding: the model "
+    "never learns to stop, and the padding counts. Use ignore_index=PAD_ID.",
+    "tf-source-reversed": "you read the source backwards (src.flip(1)): with padding at the end "
+    "of each row, the flipped rows start with padding. Chapter 4's encoder reads the source as "
+    "it is.",
     "tf-label-smoothing": "your loss is label-smoothed (label_smoothing=0.1): chapter 4's loss is "
     "the plain cross-entropy of the target tokens; label smoothing comes with the Transformer's "
     "training, in chapter 14.",
@@ -258,6 +268,9 @@ def _more_teacher_forcing_variants(model: Seq2Seq, src, lengths, tgt_out):
     overwritten[:, 0] = BOS_ID  # (B, T): <bos> written over y_1
     no_eos = tgt_out.masked_fill(tgt_out == EOS_ID, PAD_ID)
     inputs_real = tgt_in != PAD_ID  # one position too many after each <eos>
+    eos_first = _shift_right(tgt_out, EOS_ID)  # (B, T): <eos> where <bos> belongs
+    left = torch.cat([tgt_out[:, 1:], torch.full_like(tgt_out[:, :1], BOS_ID)], dim=1)
+    flipped = model.encoder(src.flip(1), lengths)[1]  # (1, B, D): the source read backwards
     return per_token, {
         "tf-bos-overwrites-first-target": sequence_loss(
             model.decoder(overwritten, context, state)[0], tgt_out
@@ -278,6 +291,12 @@ def _more_teacher_forcing_variants(model: Seq2Seq, src, lengths, tgt_out):
         "tf-targets-by-column": F.cross_entropy(
             logits.reshape(-1, logits.shape[-1]), tgt_out.t().reshape(-1), ignore_index=PAD_ID
         ),
+        "tf-eos-first": sequence_loss(model.decoder(eos_first, context, state)[0], tgt_out),
+        "tf-shifted-left": sequence_loss(model.decoder(left, context, state)[0], tgt_out),
+        "tf-ignore-eos": F.cross_entropy(logits.transpose(1, 2), tgt_out, ignore_index=EOS_ID),
+        "tf-source-reversed": sequence_loss(
+            model.decoder(tgt_in, last_hidden(flipped), flipped)[0], tgt_out
+        ),  # fmt: skip
     }
 
 

@@ -9,6 +9,7 @@ from torch import Tensor
 
 from ..sequences import pad_sequences, padding_mask
 from .engine import check
+from .tensors import expect_kept
 from .verdict import Verdict, Wrong
 
 MISTAKES = {
@@ -219,7 +220,9 @@ def check_padding_mask(fn: Callable[..., Tensor]) -> Verdict:
     lengths = torch.tensor([3, 1, 5, 2])
     B, T = len(lengths), int(lengths.max())
     want = padding_mask(lengths)
-    got = fn(lengths.clone())
+    given = lengths.clone()
+    got = fn(given)
+    expect_kept({"lengths": given}, {"lengths": lengths})
     if not isinstance(got, Tensor):
         raise Wrong.differs(MESSAGES, "mask-not-tensor", kind=type(got).__name__)
     if tuple(got.shape) == (T, B) and tuple(got.shape) != (B, T):

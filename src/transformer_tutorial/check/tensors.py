@@ -12,6 +12,9 @@ from .verdict import Wrong, say
 
 MESSAGES = {
     "not-a-tensor": "{what} should be a tensor of shape {shape}, got {kind}.",
+    "input-values-changed": "your function changed the values of its input {what} in place (a "
+    "masked_fill_, +=, or a slice assignment): the caller's tensor must stay as it was. Use the "
+    "out-of-place form (x = x.masked_fill(...), x = x + ...).",
     "wrong-shape": "{what} has shape {got}, expected {shape}.",
     "no-gradient": "no gradient flows back through {what}: did you detach() something, or build "
     "a new tensor from plain numbers (torch.tensor(...), .item())?",
@@ -45,6 +48,9 @@ MISTAKES = {
     "flattened-positions": "{what} has shape {got}, expected {shape}: the leading axes are "
     "flattened into one. Reshape the result back to the input's leading axes, "
     "`.reshape(*x.shape[:-1], -1)`.",
+    "input-changed-in-place": "your function changed the shape of its input {what} in place, "
+    "from {before} to {after} (an unsqueeze_, squeeze_ or resize_): the caller's tensor must "
+    "stay as it was. Use the out-of-place form, x = x.unsqueeze(-1).",
     "squeezed-size-one": "{what} has shape {got}, expected {shape}: an axis of size 1 is gone. "
     "A `.squeeze()` with no argument drops them all, the batch's or a length's too when it "
     "happens to be 1; name the axis you mean (`.squeeze(-1)`).",
@@ -95,6 +101,17 @@ def expect_tensor(result: object, what: str, shape: tuple) -> Tensor:
         raise Wrong.differs(MESSAGES, "shape-and-relation", what=what, got=got, shape=shape,
                             relation=relation)  # fmt: skip
     return result
+
+
+def expect_kept(given: dict[str, Tensor], originals: dict[str, Tensor]) -> None:
+    """Raise when the reader's code changed a tensor it was ``given`` (copies of ``originals``)."""
+    for name, tensor in given.items():
+        before = originals[name]
+        if tensor.shape != before.shape:
+            raise Wrong.named(MISTAKES, "input-changed-in-place", what=name,
+                              before=tuple(before.shape), after=tuple(tensor.shape))  # fmt: skip
+        if not torch.equal(tensor, before):
+            raise Wrong.differs(MESSAGES, "input-values-changed", what=name)
 
 
 def shape_relation(got: tuple, shape: tuple) -> str | None:
