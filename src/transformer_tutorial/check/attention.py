@@ -237,7 +237,7 @@ def check_attention(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
         weights_shape = tuple(expected_w.shape)
         if shapes[1] == (*weights_shape[:-2], Tk, Tq):
             raise Wrong.named(MISTAKES, "attention-k-times-q", tk=Tk, tq=Tq)
-        out = expect_tensor(result[0], "out", expected.shape)
+        out = expect_tensor(result[0], "out", expected.shape, {"d_k, the keys' width": dk})
         weights = expect_tensor(result[1], "weights", expected_w.shape)
         if close(weights, expected_w) and close(out, expected):
             continue
@@ -479,7 +479,7 @@ def check_additive_attention(cls: type) -> Verdict:
                 raise Wrong.named(MISTAKES, "additive-weights-first")
             if shapes[0] == (B, Tq, Dk):
                 raise Wrong.named(MISTAKES, "additive-out-from-keys", dk=Dk, dv=Dv)
-            out = expect_tensor(result[0], "out", (B, Tq, Dv))
+            out = expect_tensor(result[0], "out", (B, Tq, Dv), {"hidden_dim (W_k's width)": Hd})
             weights = expect_tensor(result[1], "weights", (B, Tq, Tk))
             want_out, want_w = reference(q, k, v, mask=m)
             if close(out, want_out) and close(weights, want_w):

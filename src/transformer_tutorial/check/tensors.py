@@ -37,6 +37,8 @@ MESSAGES = {
     "shape-missing-axis": "axis {axis} (size {size}) is missing: it was reduced or indexed away "
     "(a sum, mean or max over dim={axis} -- torch.max(x, {axis}) is a maximum over that axis, "
     "not an element-wise max(x, {axis}) -- or an integer index such as x[0]).",
+    "shape-other-size": "axis {axis} holds {got_n} entries, {name}, where {want_n} belong: the "
+    "result is built from the wrong tensor (check which tensor the last product or sum uses).",
     "shape-more": "too many",
     "shape-fewer": "too few",
     "shape-extra-axis": "an extra axis of size {size} at position {axis}: an axis the result "
@@ -83,8 +85,9 @@ def close(a: Tensor, b: Tensor, tol: float | None = None) -> bool:
     return bool(torch.allclose(a64, b64, atol=limit, rtol=limit, equal_nan=False))
 
 
-def expect_tensor(result: object, what: str, shape: tuple) -> Tensor:
-    """``result`` if it is a tensor of ``shape``; otherwise say what it is."""
+def expect_tensor(result: object, what: str, shape: tuple, sizes: dict | None = None) -> Tensor:
+    """``result`` if it is a tensor of ``shape``; otherwise say what it is (``sizes`` names the
+    sizes of other quantities in play, which a wrong axis may have taken)."""
     shape = tuple(shape)
     if not isinstance(result, Tensor):
         raise Wrong.differs(MESSAGES, "not-a-tensor", what=what, shape=shape,
@@ -95,7 +98,7 @@ def expect_tensor(result: object, what: str, shape: tuple) -> Tensor:
             raise Wrong.named(MISTAKES, "squeezed-size-one", what=what, got=got, shape=shape)
         if len(shape) > 2 and got == (math.prod(shape[:-1]), shape[-1]):
             raise Wrong.named(MISTAKES, "flattened-positions", what=what, got=got, shape=shape)
-        relation = shape_relation(got, shape)
+        relation = shape_relation(got, shape, sizes or {})
         if relation is None:
             raise Wrong.differs(MESSAGES, "wrong-shape", what=what, got=got, shape=shape)
         raise Wrong.differs(MESSAGES, "shape-and-relation", what=what, got=got, shape=shape,
@@ -114,7 +117,7 @@ def expect_kept(given: dict[str, Tensor], originals: dict[str, Tensor]) -> None:
             raise Wrong.differs(MESSAGES, "input-values-changed", what=name)
 
 
-def shape_relation(got: tuple, shape: tuple) -> str | None:
+def shape_relation(got: tuple, shape: tuple, sizes: dict | None = None) -> str | None:
     """What a wrong shape tells about its cause, when it tells something: the expected sizes
     reordered, one axis one off, or one axis too many."""
     if len(got) == len(shape) and sorted(got) == sorted(shape):
@@ -124,6 +127,10 @@ def shape_relation(got: tuple, shape: tuple) -> str | None:
         return say(MESSAGES, "shape-reordered")
     if len(got) == len(shape):
         off = [i for i, (g, s) in enumerate(zip(got, shape, strict=True)) if g != s]
+        named = [n for n, size in (sizes or {}).items() if len(off) == 1 and size == got[off[0]]]
+        if named:  # the size of another quantity: the wrong tensor, not an off-by-one
+            return say(MESSAGES, "shape-other-size", axis=off[0], got_n=got[off[0]],
+                       want_n=shape[off[0]], name=named[0])  # fmt: skip
         if len(off) == 1 and shape[off[0]] == 1:
             return say(MESSAGES, "shape-broadcast-one", axis=off[0], got_n=got[off[0]])
         if len(off) == 1 and abs(got[off[0]] - shape[off[0]]) == 1:
