@@ -320,8 +320,10 @@ def loss_described(got: float, want: float, real: Tensor) -> str:
 LENGTHS = {
     "lengths-mixed": "your code fails when the keys are not as long as the queries (T_q = {Tq}, "
     "T_k = {Tk}) and runs when they are: a length taken from the queries is used for the keys "
-    "or values (a reshape or view with T = query.shape[1]?). Take each tensor's sizes from "
-    "itself: key.shape[1] for the keys and values.",
+    "or values (a reshape or view with T = query.shape[1]?), or the batch and time axes are "
+    "read the other way round (a library call that expects (T, B, D), such as "
+    "nn.MultiheadAttention without batch_first=True). Take each tensor's sizes from itself: "
+    "key.shape[1] for the keys and values.",
 }
 
 

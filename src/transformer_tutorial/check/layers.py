@@ -86,6 +86,8 @@ MISTAKES |= {
     "table-power-precedence": "your frequencies are 10000^(-2) * {j} / d_model, tiny and growing, "
     "not 10000^(-2j / d_model): ** binds before * and /, so `10000 ** -2 * j / d_model` raises "
     "10000 to -2 alone. Put the exponent in brackets, 10000 ** (-2 * j / d_model).",
+    "table-integer": "the table has dtype {dtype}: every sine and cosine is cut to an integer. "
+    "Build it as floats (torch.zeros(max_len, d_model), torch.arange(...).float()).",
     "table-zeros": "row 0 is all zeros: cos(0) = 1, so the odd columns of row 0 must be 1.",
     # the feed-forward network
     "ffn-no-relu": "there is no ReLU between the two layers: two linear maps in a row are one "
@@ -208,6 +210,8 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], Tensor]) -> Verdict:
     if isinstance(result, Tensor) and tuple(result.shape) == (D, max_len):
         raise Wrong.named(MISTAKES, "table-transposed", shape=(D, max_len))
     got = expect_tensor(result, "the table", (max_len, D))
+    if not got.is_floating_point():  # sines and cosines truncated to -1, 0 and 1
+        raise Wrong.named(MISTAKES, "table-integer", dtype=got.dtype)
     expected = _table(max_len, D)
     if close(got, expected, 1e-4):
         return "the table is right (sines in the even columns, cosines in the odd ones)."

@@ -247,6 +247,8 @@ _FROM_BLIND = [
      "you add s_prev to the new state"),
     ("input-changed-in-place", "b7", "check_padding_mask", "unsqueeze_in_place_on_lengths",
      "changed the shape of its input lengths"),
+    ("table-integer", "b7", "check_sinusoidal_encoding", "integer_table",
+     "the table has dtype torch.int64"),
 ]  # fmt: skip
 
 
