@@ -118,6 +118,10 @@ MASKING = {
     "(scores + (1 - mask) * -10000, BERT's additive mask) instead of filling them with -inf: a "
     "query whose keys are all masked then keeps softmax(scores), weight on every masked key. "
     "Fill with -inf and give a row with no visible key all-zero weights (chapter 6).",
+    "softmax-mask-squeezed": "your mask lost its axes of size 1 (a squeeze() without an axis?): "
+    "a (B, 1, T_k) padding mask squeezed to (B, T_k) lines up with the scores' last two axes, "
+    "(T_q, T_k), so sentence b's padding is applied to query b of every sentence. Keep the "
+    "mask's axes, or squeeze only the axis you mean.",
     "softmax-flipped": "mask polarity: you masked the keys that may be seen -- {polarity}.",
     "softmax-ignores-mask": "the mask is not used: masked keys get weight above 0 (fill their "
     "scores with -inf before the softmax).",
@@ -164,9 +168,20 @@ def masking_candidates(scores: Tensor, mask: Tensor | None) -> dict[str, list[Te
             "softmax-then-zero": [torch.softmax(scores, dim=-1) * mask],
             "softmax-times-mask": [torch.softmax(scores * mask, dim=-1)],
         }
+        squeezed = mask.squeeze()
+        if squeezed.dim() < mask.dim() and _broadcasts(squeezed.shape, scores.shape):
+            found["softmax-mask-squeezed"] = [masked_softmax(scores, squeezed)]
     for axis in range(scores.dim() - 1):
         found["softmax-wrong-axis"] += over_axis(scores, mask, axis)
     return found
+
+
+def _broadcasts(shape: torch.Size, to: torch.Size) -> bool:
+    """Does a tensor of ``shape`` broadcast to ``to`` without changing it?"""
+    try:
+        return torch.broadcast_shapes(shape, to) == to
+    except RuntimeError:
+        return False
 
 
 def over_axis(scores: Tensor, mask: Tensor | None, axis: int) -> list[Tensor]:

@@ -29,6 +29,10 @@ MISTAKES = {
     "returned {got} positions, with the keys another cache was given. Make the lists or tensors "
     "in __init__ (self.k = None), not in the class body or as a default argument, which every "
     "instance shares.",
+    "kv-cache-zero-start": "a new cache's first append_self of one position returned 2 "
+    "positions, the first all zeros: the cache starts with a position of zeros that attention "
+    "would read as a key. Start empty (self.k = None, or a tensor with 0 positions) and return "
+    "exactly the positions appended.",
     "kv-cache-no-history": "append_self returns only the new {name}, not the history: after "
     "appending {shapes} it must return all of them, {want} -- attention at step t reads the keys "
     "and values of every position 0..t.",
@@ -240,7 +244,10 @@ def check_kv_cache(cls: type) -> Verdict:
     if isinstance(keys, tuple) and isinstance(keys[0], Tensor) and keys[0].shape[2] not in (1, 2):
         raise Wrong.named(MISTAKES, "kv-cache-whole-buffer", got=keys[0].shape[2])
     if isinstance(keys, tuple) and isinstance(keys[0], Tensor) and keys[0].shape[2] == 2:
-        raise Wrong.named(MISTAKES, "kv-cache-shared-history", got=keys[0].shape[2])
+        if not keys[0][:, :, :1].any():  # an extra first position of zeros
+            raise Wrong.named(MISTAKES, "kv-cache-zero-start")
+        if torch.equal(keys[0][:, :, :1], new(1, 40)[0]):  # the other cache's keys
+            raise Wrong.named(MISTAKES, "kv-cache-shared-history", got=keys[0].shape[2])
     cache, pieces = cls(), ([], [])
     for step, T_new in enumerate((1, 1, 2)):  # 4 positions: (B, H, 4, Dh)
         _append(cache, new(T_new, step), pieces)

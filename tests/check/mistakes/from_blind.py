@@ -249,6 +249,10 @@ _FROM_BLIND = [
      "changed the shape of its input lengths"),
     ("table-integer", "b7", "check_sinusoidal_encoding", "integer_table",
      "the table has dtype torch.int64"),
+    ("softmax-mask-squeezed", "b8", "check_additive_attention", "squeeze_all_axes",
+     "your mask lost its axes of size 1"),
+    ("kv-cache-zero-start", "b8", "check_kv_cache", "zero_position_at_start",
+     "the first all zeros"),
 ]  # fmt: skip
 
 
