@@ -122,6 +122,8 @@ MASKING = {
     "a (B, 1, T_k) padding mask squeezed to (B, T_k) lines up with the scores' last two axes, "
     "(T_q, T_k), so sentence b's padding is applied to query b of every sentence. Keep the "
     "mask's axes, or squeeze only the axis you mean.",
+    "softmax-missing": "your weights are the scores themselves: the softmax over the keys is "
+    "missing (weights = softmax(scores), so that each query's weights are positive and sum to 1).",
     "softmax-flipped": "mask polarity: you masked the keys that may be seen -- {polarity}.",
     "softmax-ignores-mask": "the mask is not used: masked keys get weight above 0 (fill their "
     "scores with -inf before the softmax).",
@@ -157,7 +159,7 @@ def fully_masked(mask: Tensor | None, shape: torch.Size) -> Tensor:
 
 def masking_candidates(scores: Tensor, mask: Tensor | None) -> dict[str, list[Tensor]]:
     """What each masking mistake of ``MASKING`` makes of ``scores`` under ``mask``."""
-    found: dict[str, list[Tensor]] = {"softmax-wrong-axis": []}
+    found: dict[str, list[Tensor]] = {"softmax-wrong-axis": [], "softmax-missing": [scores]}
     if mask is not None:
         if fully_masked(mask, scores.shape).any():  # otherwise -1e9 is as good as -inf
             found["softmax-minus-1e9"] = [torch.softmax(scores.masked_fill(~mask, -1e9), -1)]
@@ -167,6 +169,7 @@ def masking_candidates(scores: Tensor, mask: Tensor | None) -> dict[str, list[Te
             "softmax-ignores-mask": [torch.softmax(scores, dim=-1)],
             "softmax-then-zero": [torch.softmax(scores, dim=-1) * mask],
             "softmax-times-mask": [torch.softmax(scores * mask, dim=-1)],
+            "softmax-missing": [scores.masked_fill(~mask, 0.0)],
         }
         squeezed = mask.squeeze()
         if squeezed.dim() < mask.dim() and _broadcasts(squeezed.shape, scores.shape):

@@ -112,6 +112,9 @@ MISTAKES |= {
     "ffn-add-norm-inside": "your module does the whole Add & Norm, LayerNorm(x + FFN(x)): the "
     "residual and the LayerNorm belong to the block around it (chapter 11); the network itself "
     "is linear2(relu(linear1(x))).",
+    "norm-l2": "you divide by the length (L2 norm) of the centred vector, which is sqrt(D) times "
+    "its standard deviation: LayerNorm divides by sqrt(var + eps), the norm divided by sqrt(D), "
+    "so that each feature has variance 1.",
     "norm-mean-square": "you subtract the mean but divide by sqrt(mean(x ** 2) + eps), the root "
     "mean square of x before centring: the variance is the mean of the *centred* squares, "
     "((x - mean) ** 2).mean(-1).",
@@ -311,6 +314,7 @@ def _layer_norm_mistakes(x: Tensor, eps: float) -> dict[str, Tensor]:
         "norm-no-eps": centred / var.sqrt(),
         "norm-by-variance": centred / (var + eps),
         "norm-no-centring": x / torch.sqrt(var + eps),
+        "norm-l2": centred / centred.norm(dim=-1, keepdim=True),
         "norm-mean-square": centred / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps),
         "norm-square-of-sum": centred / torch.sqrt(centred.sum(-1, keepdim=True) ** 2 / 8 + eps),
         "norm-rms": x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps),

@@ -58,6 +58,11 @@ MISTAKES = {
     "the tokens other than the right one and PAD (and the loss is the KL divergence or its "
     "sum). This book, like PyTorch's label_smoothing, puts ε / V = {eps} / {V} on every token, "
     "the right one included, and averages the cross-entropy over the real tokens.",
+    "loss-uniform-over-padding": "the smoothing term is averaged over every position, the "
+    "padding included, while the target term leaves the padding out: both terms belong to the "
+    "real tokens only, -(1 - ε) log p[target] - ε mean(log p), averaged over them.",
+    "loss-uniform-on-probabilities": "the smoothing term averages the probabilities, not their "
+    "logarithms: it is -ε mean(log p), the cross-entropy with the uniform distribution.",
     "loss-not-a-scalar": "the loss should be one number (a 0-dimensional tensor), the mean.",
     "loss-padding-gradient": "padding positions get a gradient: they must not count at all.",
 }
@@ -126,6 +131,11 @@ def _smoothing_mistakes(logits: Tensor, log_p: Tensor, target: Tensor, eps: floa
         "loss-pad-column-dropped": (
             -(1 - eps) * on_target - eps / V * (log_p.sum(-1) - log_p[..., PAD_ID])
         )[real].mean(),
+        "loss-uniform-over-padding": (-(1 - eps) * on_target)[real].mean()
+        - eps * log_p.mean(-1).mean(),
+        "loss-uniform-on-probabilities": (-(1 - eps) * on_target - eps * log_p.exp().mean(-1))[
+            real
+        ].mean(),
     }
 
 

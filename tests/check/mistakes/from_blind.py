@@ -253,6 +253,14 @@ _FROM_BLIND = [
      "your mask lost its axes of size 1"),
     ("kv-cache-zero-start", "b8", "check_kv_cache", "zero_position_at_start",
      "the first all zeros"),
+    ("softmax-missing", "b8", "check_attention", "returns_scores_not_weights",
+     "the softmax over the keys is missing"),
+    ("loss-uniform-over-padding", "b8", "check_label_smoothing", "uniform_term_over_padding",
+     "the padding included"),
+    ("loss-uniform-on-probabilities", "b8", "check_label_smoothing", "probabilities_in_smoothing_term",
+     "averages the probabilities"),
+    ("norm-l2", "b8", "check_layer_norm", "divide_by_norm",
+     "the length (L2 norm) of the centred vector"),
 ]  # fmt: skip
 
 
