@@ -13,13 +13,14 @@ from transformer_tutorial import check
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
-SETS = ["b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8"]
+SETS = ["b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "b9"]
 # A mistake of a blind set that the checker does not catch stays in the set, marked here with why;
 # the mark is strict, so the day the checker catches it the test says to remove the mark.
 _B5 = "not caught by the probes; results/checker/blind_b5.md"
 _B6 = "not caught by the probes; results/checker/blind_b6.md"
 _B7 = "not caught by the probes; results/checker/blind_b7.md"
 _B8 = "not caught by the probes; results/checker/blind_b8.md"
+_B9 = "not caught by the probes; results/checker/blind_b9.md"
 KNOWN_MISSES = {
     "check_banded_attention-returns_out_and_weights": "the check accepts an (out, weights) pair "
     "as well as out by design (check/long_sequences.py), so the pair is read as the output",
@@ -48,6 +49,10 @@ KNOWN_MISSES = {
     "b8/check_nadaraya_watson-exp_over_sum_unstable": _B8,
     "b8/check_sinusoidal_encoding-returns_float64": _B8,
     "b8/check_top_p-returns_log_probs": _B8,
+    # blind set B9, measured untuned: not caught (results/checker/blind_b9.md)
+    "b9/check_label_smoothing-nan_on_all_padding": _B9,
+    "b9/check_layer_norm-one_pass_variance": _B9,
+    "b9/check_nadaraya_watson-unstable_exp_normalize": _B9,
 }
 
 

@@ -95,6 +95,8 @@ MESSAGES = {
     "mask-shape": "for lengths {lengths} the mask should have shape ({B}, {T}), got {shape}.",
     "mask-dtype": "the mask should have dtype torch.bool, got {dtype}.",
     "mask-differs": "for lengths {lengths} the mask should be\n{want}\nyours is\n{got}",
+    "mask-empty-row": "for lengths [2, 0, 3], with a row of length 0 (all padding), the mask "
+    "should be\n{want}\nyours is\n{got}\nA row of length 0 has no real token: all False.",
     "mask-max-len-differs": "with max_len=7 the mask should be\n{want}",
 }
 
@@ -263,4 +265,9 @@ def check_padding_mask(fn: Callable[..., Tensor]) -> Verdict:
         raise Wrong.named(MISTAKES, "mask-max-len-ignored")
     if not (isinstance(wide, Tensor) and torch.equal(wide, padding_mask(lengths, 7))):
         raise Wrong.differs(MESSAGES, "mask-max-len-differs", want=padding_mask(lengths, 7).int())
+    empty = torch.tensor([2, 0, 3])  # a row of length 0: all padding
+    got = fn(empty.clone())
+    if not (isinstance(got, Tensor) and torch.equal(got, padding_mask(empty))):
+        raise Wrong.differs(MESSAGES, "mask-empty-row", want=padding_mask(empty).int(),
+                            got=got.int() if isinstance(got, Tensor) else got)  # fmt: skip
     return "True at the real tokens, False on padding, (B, T) bool, and max_len is honoured."
