@@ -12,6 +12,7 @@ from torch import Tensor
 from ..attention import AdditiveAttention, attention, masked_softmax
 from ..multihead import MultiHeadAttention
 from .diagnoses import (
+    GRADIENTS,
     MASKING,
     implied_divisor,
     lengths_mixed,
@@ -94,7 +95,6 @@ MESSAGES = {
     "attention-out-differs": "the weights are right but out is not: out = weights @ v.",
     "attention-nan-gradient": "the gradient with respect to {name} has NaN: a query that sees no "
     "key must not reach softmax as a row of -inf.",
-    "attention-no-gradient": "no gradient reaches {name}: did you detach() something?",
     "attention-gradient-differs": "the gradient with respect to {name} differs from the reference.",
     "multihead-split-dh-first-only": "you split D into (Dh, H) instead of (H, Dh): view the "
     "projection as (B, T, H, Dh), then move H forward, so that head h gets features h*Dh .. "
@@ -256,7 +256,7 @@ def check_attention(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
         if a.grad is not None and torch.isnan(a.grad).any():
             raise Wrong.differs(MESSAGES, "attention-nan-gradient", name=name)
         if a.grad is None:
-            raise Wrong.differs(MESSAGES, "attention-no-gradient", name=name)
+            raise Wrong.named(GRADIENTS, "gradient-detached", name=name)
         if not close(a.grad, b.grad, tolerance(out)):
             raise Wrong.differs(MESSAGES, "attention-gradient-differs", name=name)
     return ("values, weights, gradients, with and without a padding mask and with a query "
@@ -300,7 +300,7 @@ def _layout_mistake(split: str, merge: str) -> Wrong:
 
 def _multihead_variant(m, H, q, k, v, mask, scale=None, split="right", merge="right",
                        fill=None, value_proj="v_proj", out_proj=True, axis=-1,
-                       key_proj="k_proj", value_from="value"):  # fmt: skip
+                       key_proj="k_proj", value_from="value", added=False):  # fmt: skip
     """Our multi-head attention with the reader's projections, or typical mistakes of it."""
     B, Tq, D = q.shape
     Dh = D // H
@@ -315,13 +315,13 @@ def _multihead_variant(m, H, q, k, v, mask, scale=None, split="right", merge="ri
 
     qh, kh = heads(m.q_proj(q)), heads(getattr(m, key_proj)(k))
     vh = heads(getattr(m, value_proj)(k if value_from == "key" else v))
-    if fill is None and axis == -1:
+    if fill is None and axis == -1 and not added:
         out, weights = attention(qh, kh, vh, mask=mask, scale=scale)
-    else:  # a -1e9 fill, or the softmax over another axis (B, H, T_q, T_k)
+    else:  # a -1e9 fill, BERT's -10000 added, or the softmax over another axis (B, H, T_q, T_k)
         scores = qh @ kh.transpose(-2, -1) / math.sqrt(Dh)
-        if mask is not None:  # filled with -inf, a number, or "added": BERT's -1e4 added
-            big = -math.inf if fill is None else fill
-            scores = scores - 1e4 * ~mask if fill == "added" else scores.masked_fill(~mask, big)
+        if mask is not None:
+            filled = scores.masked_fill(~mask, -math.inf if fill is None else fill)
+            scores = scores - 1e4 * ~mask if added else filled
         weights = torch.softmax(scores, axis).nan_to_num()
         out = weights @ vh
     if merge == "reversed":
@@ -373,7 +373,7 @@ def _multihead_diagnosis(mine, reference, H, D, out, q, k, v, m) -> Wrong:
         candidates.append((wrong, {"axis": axis}))
     if m is not None:
         candidates.append((Wrong.named(MASKING, "softmax-minus-1e9"), {"fill": -1e9}))
-        candidates.append((Wrong.named(MASKING, "softmax-added-minus-1e4"), {"fill": "added"}))
+        candidates.append((Wrong.named(MASKING, "softmax-added-minus-1e4"), {"added": True}))
     for verdict, variant in candidates:
         if close(out, _multihead_variant(mine, H, q, k, v, m, **variant)[0]):
             return verdict

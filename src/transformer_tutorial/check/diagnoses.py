@@ -159,7 +159,8 @@ def fully_masked(mask: Tensor | None, shape: torch.Size) -> Tensor:
 
 def masking_candidates(scores: Tensor, mask: Tensor | None) -> dict[str, list[Tensor]]:
     """What each masking mistake of ``MASKING`` makes of ``scores`` under ``mask``."""
-    found: dict[str, list[Tensor]] = {"softmax-wrong-axis": [], "softmax-missing": [scores]}
+    visible = scores if mask is None else scores.masked_fill(~mask, 0.0)  # the softmax left out
+    found: dict[str, list[Tensor]] = {"softmax-wrong-axis": [], "softmax-missing": [visible]}
     if mask is not None:
         if fully_masked(mask, scores.shape).any():  # otherwise -1e9 is as good as -inf
             found["softmax-minus-1e9"] = [torch.softmax(scores.masked_fill(~mask, -1e9), -1)]
@@ -169,7 +170,6 @@ def masking_candidates(scores: Tensor, mask: Tensor | None) -> dict[str, list[Te
             "softmax-ignores-mask": [torch.softmax(scores, dim=-1)],
             "softmax-then-zero": [torch.softmax(scores, dim=-1) * mask],
             "softmax-times-mask": [torch.softmax(scores * mask, dim=-1)],
-            "softmax-missing": [scores.masked_fill(~mask, 0.0)],
         }
         squeezed = mask.squeeze()
         if squeezed.dim() < mask.dim() and _broadcasts(squeezed.shape, scores.shape):

@@ -93,8 +93,8 @@ MISTAKES = {
     "threshold relative to the maximum: top-p sums the sorted probabilities and keeps the most "
     "likely tokens until their mass reaches p.",
     "top-p-overflow": "for {what}, no token is kept (or the logits are NaN): exp() of logits "
-    "this large overflows to inf, and inf / inf is NaN. The softmax must subtract the row's maximum first "
-    "-- logits.softmax(-1) does -- and logits of any size are valid.",
+    "this large overflows to inf, and inf / inf is NaN. The softmax must subtract the row's "
+    "maximum first -- logits.softmax(-1) does -- and logits of any size are valid.",
 }
 
 MESSAGES = {
@@ -118,6 +118,9 @@ MESSAGES = {
 }
 
 
+_EXP_LIMIT = 700.0  # logits above this overflow a bare exp() (float64's limit is about 709.8)
+
+
 def _logits(probs: list[float]) -> Tensor:
     """Logits ``(1, V)`` whose softmax is ``probs``: a batch of one row, as sample_next passes.
     A probability of 0 is the logit -inf."""
@@ -138,7 +141,7 @@ def _call(fn: Callable, logits: Tensor, p: float, what: str = "") -> Tensor:
         raise Wrong.differs(MESSAGES, "top-p-not-float", dtype=out.dtype)
     out = out.detach().to(torch.float64)
     if torch.isnan(out).any():
-        if logits.max() > 700 and not torch.isnan(top_p_filter(logits, p)).any():
+        if logits.max() > _EXP_LIMIT:  # a bare exp() gave inf, and inf / inf NaN
             raise Wrong.named(MISTAKES, "top-p-overflow", what=what)
         if bool((logits[torch.isnan(out)] == float("-inf")).all()):  # -inf * 0
             raise Wrong.named(MISTAKES, "top-p-times-mask")
@@ -324,7 +327,7 @@ def _judge(fn: Callable, logits: Tensor, p: float, what: str, probes: list) -> l
         return [Wrong.named(MISTAKES, "top-p-minus-1e9", what=what)]
     probs = logits.softmax(-1)
     kept = out > float("-inf")  # (..., V)
-    if logits.max() > 700 and not kept.any(-1).all():  # exp() overflowed: NaN, all dropped
+    if logits.max() > _EXP_LIMIT and not kept.any(-1).all():  # NaN compared: all dropped
         return [Wrong.named(MISTAKES, "top-p-overflow", what=what)]
     if not want.all() and kept.all():  # nothing was set to -inf
         if torch.allclose(out.masked_fill(~want, 0.0), probs.masked_fill(~want, 0.0)):

@@ -11,7 +11,7 @@ from torch import Tensor
 
 from ..attention import attention, masked_softmax
 from ..local_attention import band_mask
-from .diagnoses import MASKING
+from .diagnoses import GRADIENTS, MASKING
 from .engine import check
 from .tensors import close, expect_tensor, randn
 from .verdict import POLARITY, Verdict, Wrong, say
@@ -96,7 +96,6 @@ MESSAGES = {
     "the output is v. {diagnosis}",
     "banded-window-whole": "with window = {window} and T = {T}, the band covers the whole "
     "sequence: it is full attention. {diagnosis}",
-    "banded-no-gradient": "no gradient reaches {name}: keep the computation in autograd.",
     "banded-gradient-nan": "the gradient with respect to {name} has NaN: a frame that sees no key "
     "must not reach the softmax as a row of -inf.",
     "banded-gradient-differs": "the values are right but the gradient with respect to {name} "
@@ -351,7 +350,7 @@ def check_banded_attention(fn: Callable[..., Tensor]) -> Verdict:
     (_masked(*ours, mask) * grad_out).sum().backward()
     for name, a, b in zip("qkv", mine, ours, strict=True):
         if a.grad is None:
-            raise Wrong.differs(MESSAGES, "banded-no-gradient", name=name)
+            raise Wrong.named(GRADIENTS, "gradient-detached", name=name)
         if torch.isnan(a.grad).any():
             raise Wrong.differs(MESSAGES, "banded-gradient-nan", name=name)
         if not _same(a.grad.to(out.dtype), b.grad):  # to the output's rounding

@@ -8,6 +8,7 @@ import torch
 
 from ..lstm import LSTMCell
 from ..rnn import RNNCell
+from .diagnoses import GRADIENTS
 from .engine import check
 from .tensors import backward, close, expect_tensor, randn, tolerance, with_weights_of
 from .verdict import Verdict, Wrong
@@ -33,9 +34,6 @@ MISTAKES = {
     "rnn-tanh-each-term": "you squash each term by itself, tanh(in_proj(x)) + "
     "tanh(state_proj(s_prev)): the tanh covers their sum, s = tanh(in_proj(x) + "
     "state_proj(s_prev)), so that the state stays in (-1, 1).",
-    "rnn-detaches-state": "the values are right, but no gradient reaches s_prev: did you detach() "
-    "it (or use .data)? Backpropagation through time needs the gradient to flow from each state "
-    "to the one before.",
     "rnn-terms-averaged": "you halve (average) in_proj(x) + state_proj(s_prev) before the tanh: "
     "the two terms are added, s = tanh(in_proj(x) + state_proj(s_prev)).",
     "rnn-returns-pair": "return the new state s alone, a tensor (B, hidden_size), not a tuple: "
@@ -73,7 +71,6 @@ MISTAKES |= {
     "(-1, 1).",
     "lstm-returns-h-only": "return the new state as a pair (h, c), not h alone: the next step "
     "needs the memory c too.",
-    "lstm-detaches-h": "no gradient reaches {name}: did you detach() something?",
     "lstm-returns-c-h": "you return (c, h): the cell returns its new state as (h, c), h first.",
     "lstm-returns-old-c": "you return the old memory c: return the new one, c' = sigmoid(f) c + "
     "sigmoid(i) tanh(g).",
@@ -192,7 +189,7 @@ def check_lstm_cell(cls: type) -> Verdict:
         tol = tolerance(mine_h)
         for name, grad in (("x", x_.grad), ("h", h_.grad)):
             if grad is None:
-                raise Wrong.named(MISTAKES, "lstm-detaches-h", name=name)
+                raise Wrong.named(GRADIENTS, "gradient-detached", name=name)
         if not (close(x_.grad, x2.grad, tol) and close(h_.grad, h2.grad, tol)):
             raise Wrong.differs(MESSAGES, "lstm-gradients-differ")
         return "gates, memory update, output and gradients are right (PyTorch's gate order)."
@@ -238,7 +235,7 @@ def check_rnn_cell(cls: type) -> Verdict:
         s_ = s.clone().requires_grad_()
         backward(mine(x, s_).sum(), "the new state")
         if s_.grad is None or not s_.grad.any():
-            raise Wrong.named(MISTAKES, "rnn-detaches-state")
+            raise Wrong.named(GRADIENTS, "gradient-detached", name="s_prev")
         return "the state update s = tanh(in_proj(x) + state_proj(s_prev)) is right."
     found = [key for key, wrong in _rnn_mistakes(mine, x, s).items() if close(got, wrong)]
     if len(found) == 1:

@@ -8,8 +8,8 @@ from torch import Tensor
 
 from ..sequences import PAD_ID
 from ..training import LabelSmoothingLoss
+from .diagnoses import GRADIENTS, counts, loss_described, normalisation_named
 from .diagnoses import MISTAKES as LOSS_MISTAKES
-from .diagnoses import counts, loss_described, normalisation_named
 from .engine import check
 from .tensors import backward, close, randn, tolerance
 from .verdict import Verdict, Wrong
@@ -70,7 +70,6 @@ MISTAKES = {
 MESSAGES = {
     "loss-spread-over-wrong": "ε is spread over the V - 1 wrong tokens; this book (like "
     "PyTorch's label_smoothing) spreads ε / V over all V tokens.",
-    "loss-no-gradient": "no gradient reaches the logits: did you detach() something?",
     "loss-gradients-differ": "the value is right but the gradients differ from the reference.",
 }
 
@@ -181,7 +180,7 @@ def check_label_smoothing(cls: type) -> Verdict:
         backward(mine_loss, "the loss")
         LabelSmoothingLoss(eps)(y, target).backward()
         if x.grad is None:
-            raise Wrong.differs(MESSAGES, "loss-no-gradient")
+            raise Wrong.named(GRADIENTS, "gradient-detached", name="the logits")
         if (x.grad[target == PAD_ID].abs() > 0).any():
             raise Wrong.named(MISTAKES, "loss-padding-gradient")
         if not close(x.grad, y.grad, tolerance(mine_loss)):

@@ -451,6 +451,7 @@ MISTAKES = [
         "attention-detached-weights",
         attention_detached_weights,
         "no gradient reaches q",
+        mistake="gradient-detached",
     ),  # fmt: skip
     Mistake(SOFT, "softmax-detached", softmax_detached, "no gradient reaches the scores"),
     Mistake(SOFT, "softmax-nan-gradient", softmax_additive_nan_to_num, "the gradient has NaN"),

@@ -198,8 +198,6 @@ _FROM_BLIND = [
      "generalised-IoU term"),
     ("norm-other-eps", "b6", "check_layer_norm", "bert_eps_1e-12", "your eps is 1e-12"),
     ("norm-rms", "b6", "check_layer_norm", "rms_without_mean", "which is RMSNorm"),
-    ("rnn-detaches-state", "b6", "check_rnn_cell", "previous_state_detached",
-     "no gradient reaches s_prev"),
     ("rnn-tanh-each-term", "b6", "check_rnn_cell", "tanh_of_each_term",
      "you squash each term by itself"),
     ("shared-submodule", "b6", "check_encoder_layer", "one_shared_norm",
@@ -293,4 +291,7 @@ MISTAKES = [
     Mistake(check.check_teacher_forcing_loss, "tf-context-mean", context_mean,
             "the mean of the encoder's outputs"),
     Mistake(check.check_top_p, "top-p-times-mask", top_p_times_mask, "-inf * 0 is NaN"),
+    Mistake(check.check_rnn_cell, "rnn-detaches-state",
+            _case("b6", "check_rnn_cell", "previous_state_detached"), "no gradient reaches s_prev",
+            mistake="gradient-detached"),
 ]  # fmt: skip

@@ -245,7 +245,13 @@ MISTAKES = [
     Mistake(LSTM, "lstm-one-minus-forget", lstm_cell_with(one_minus_forget), "1 - sigmoid(f)"),
     Mistake(LSTM, "lstm-no-state-proj", LSTMWithoutState, "the previous h is not used"),
     Mistake(LSTM, "lstm-returns-h-only", LSTMReturnsH, "not h alone"),
-    Mistake(LSTM, "lstm-detaches-h", LSTMDetachesState, "no gradient reaches h"),
+    Mistake(
+        LSTM,
+        "lstm-detaches-h",
+        LSTMDetachesState,
+        "no gradient reaches h",
+        mistake="gradient-detached",
+    ),
     Mistake(RNN, "rnn-no-tanh", rnn_cell_with(lambda a, b: a + b), "left out the tanh"),
     Mistake(
         RNN, "rnn-no-state", rnn_cell_with(lambda a, b: torch.tanh(a)), "previous state is not used"
