@@ -349,7 +349,8 @@ def _build(cls: type, block: _Block, args: tuple, norm_first: bool) -> _Run:
     with_weights_of(mine, reference, block.layers)
     with torch.no_grad():
         try:
-            result = expect_same_twice(lambda: mine(*args), say(MESSAGES, "your-block"))
+            given = {"x" if i == 0 else f"argument {i + 1}": a for i, a in enumerate(args)}
+            result = expect_same_twice(lambda: mine(*args), say(MESSAGES, "your-block"), given)
         except Wrong:
             raise
         except Exception as err:  # a shape mistake often shows as an error: say more

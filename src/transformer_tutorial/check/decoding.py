@@ -69,6 +69,9 @@ MISTAKES = {
     "be {want}, yours is {got}. EOS is part of the output: keep it, and pad after it.",
     "greedy-off-by-one": "off by one: sentence {i} never produces EOS, so it stops after "
     "max_len = {max_len} tokens; yours has {n}.",
+    "greedy-past-max-len": "sentence {i} has {n} tokens, more than max_len = {max_len}: "
+    "max_len is the most tokens a sentence may have, whatever else stops the loop. Run at most "
+    "max_len steps.",
     "greedy-first-stop": "sentence {i} comes out differently in the batch ({batch}) than alone "
     "({alone}): each sentence must be decoded as if it were alone. Does your loop stop when the "
     "first sentence ends, instead of when every sentence has?",
@@ -172,6 +175,9 @@ def common_mistake(got: list, want: list, case: Case) -> Wrong | None:
     for i, (s, right) in enumerate(zip(got, want, strict=True)):
         if eos not in right + s and abs(len(s) - L) == 1 and s[: L - 1] == right[: L - 1]:
             return Wrong.named(MISTAKES, "greedy-off-by-one", i=i, max_len=L, n=len(s))
+    for i, s in enumerate(got):
+        if len(s) > L:
+            return Wrong.named(MISTAKES, "greedy-past-max-len", i=i, max_len=L, n=len(s))
     return None
 
 

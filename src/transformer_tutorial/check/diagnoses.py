@@ -19,7 +19,7 @@ import torch
 from torch import Tensor
 
 from ..attention import masked_softmax
-from .tensors import close
+from .tensors import close, expect_kept
 from .verdict import POLARITY, Wrong, say
 
 SCALE = {
@@ -98,10 +98,16 @@ def random_output(run: Callable[[], Tensor], first: Tensor, what: str) -> Wrong 
     return Wrong.named(RANDOM, "random-output", what=what) if _changed(first, run()) else None
 
 
-def expect_same_twice(run: Callable[[], Tensor], what: str) -> Tensor:
+def expect_same_twice(
+    run: Callable[[], Tensor], what: str, inputs: dict[str, Tensor] | None = None
+) -> Tensor:
     """``run()``'s result, after making sure a second call gives the same: a module in eval
-    mode is deterministic, so a difference is dropout left on."""
+    mode is deterministic, so a difference is dropout left on, unless the call changed one of
+    the ``inputs`` it reads (named here), which is said first."""
+    inputs = {name: t for name, t in (inputs or {}).items() if isinstance(t, Tensor)}
+    originals = {name: t.clone() for name, t in inputs.items()}
     first = run()
+    expect_kept(inputs, originals)
     if isinstance(first, Tensor) and first.is_floating_point() and _changed(first, run()):
         raise Wrong.named(EVAL, "dropout-in-eval", what=what)
     return first
@@ -114,10 +120,11 @@ MASKING = {
     "filling masked scores with a large negative number (-1e9) instead of -inf turns such a row "
     "into softmax(-1e9, ..., -1e9) = 1/T_k each. Fill with -inf and give a row with no visible "
     "key all-zero weights (chapter 6).",
-    "softmax-added-minus-1e4": "you add a large negative number to the masked scores "
-    "(scores + (1 - mask) * -10000, BERT's additive mask) instead of filling them with -inf: a "
-    "query whose keys are all masked then keeps softmax(scores), weight on every masked key. "
-    "Fill with -inf and give a row with no visible key all-zero weights (chapter 6).",
+    "softmax-added-minus-1e4": "a query whose keys are all masked gets the plain softmax of "
+    "its scores, weight on every masked key, where the book gives it all-zero weights; the other "
+    "rows are right. Adding a large negative number to the masked scores (scores + (1 - mask) * "
+    "-10000, BERT's additive mask) does this, and so does letting such a row see every key. Fill "
+    "with -inf and give a row with no visible key all-zero weights (chapter 6).",
     "softmax-mask-squeezed": "your mask lost its axes of size 1 (a squeeze() without an axis?): "
     "a (B, 1, T_k) padding mask squeezed to (B, T_k) lines up with the scores' last two axes, "
     "(T_q, T_k), so sentence b's padding is applied to query b of every sentence. Keep the "

@@ -22,6 +22,10 @@ MISTAKES = {
     "table-two-pi": "your angles are 2 pi i w_j: the book's are i w_j, with "
     "w_j = 10000^(-2j / d_model) (no factor 2 pi; the wavelengths already run from 2 pi to "
     "10000 * 2 pi).",
+    "table-exponent-zero": "every frequency is 1, so all the sine columns are the same: the "
+    "exponent -2j / d_model is 0 for every j. Integer division does that (2j // d_model, or "
+    "integer tensors divided with //); divide as floats: 10000 ** (-torch.arange(0, d_model, 2) "
+    "/ d_model).",
     "table-base": "your frequencies follow the base {base:g} instead of 10000: w_j = "
     "10000^(-2j / d_model). (Written as exp(-2j ln(10000) / d_model), the log must be the "
     "natural one, math.log.)",
@@ -102,6 +106,11 @@ MISTAKES |= {
     "output may be negative: linear2(relu(linear1(x))).",
     "ffn-clamp-max": "your activation keeps the negative part, min(h, 0) (clamp(max=0)); ReLU "
     "keeps the positive part, max(h, 0) = h.clamp(min=0).",
+    "ffn-dropout-hard-coded": "right in eval mode, but in training mode two calls on the same x "
+    "differ: your network drops activations at random (a dropout with a fixed rate?). The "
+    "exercise's network is linear2(relu(linear1(x))); a dropout belongs behind an argument, as "
+    "in the book's PositionwiseFeedForward(d_model, d_ff, dropout=0.0), so that the model "
+    "around it chooses the rate.",
     "ffn-mixes-positions": "a position's output depends on the other positions: the network "
     "must act on each position separately (the same weights at each).",
     "causal-fixed-size": "for T = {T} your mask is {n} x {n}: build it for the T asked, on "
@@ -199,7 +208,7 @@ def _table(max_len: int, D: int, exponent: float = 1.0, start: int = 0, halves: 
 def _base_of(got: Tensor, D: int) -> float | None:
     """The base b of w_j = b^(-2j / D) that the table's column 2 (sin(i w_1)) shows, if any."""
     w1 = float(torch.asin(got[1, 2].clamp(-1, 1)))
-    if not 0 < w1 < 1:
+    if not 0 < w1 < 1.0001:  # w_1 = 1 (base 1) included
         return None
     return round(w1 ** (-D / 2), 3)
 
@@ -245,6 +254,8 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], Tensor]) -> Verdict:
             raise Wrong.named(MISTAKES, "table-power-precedence", j=j)
     base = _base_of(got, D)
     if base is not None and close(got, _table(max_len, D, base=base), 1e-4):
+        if abs(base - 1) < 1e-6:  # every w_j = 1: the exponent vanished, not the base
+            raise Wrong.named(MISTAKES, "table-exponent-zero")
         raise Wrong.named(MISTAKES, "table-base", base=base)
     if close(got[0], torch.zeros(D, dtype=got.dtype)):
         raise Wrong.named(MISTAKES, "table-zeros")
@@ -338,13 +349,14 @@ def check_feed_forward(cls: type) -> Verdict:
     with_weights_of(mine, reference, ("linear1", "linear2"))
     x = randn(B, T, D)
     with torch.no_grad():
-        got = expect_tensor(expect_same_twice(lambda: mine(x), say(MESSAGES, "ffn-output")),
+        got = expect_tensor(expect_same_twice(lambda: mine(x), say(MESSAGES, "ffn-output"), {"x": x}),
                             "the output", (B, T, D))  # fmt: skip
         if close(got, reference(x)):
             large = 10 * x  # hidden values beyond 6: an activation capped there shows
-            if close(mine(large), reference(large)):
-                return "linear1 -> ReLU -> linear2, position by position, is right."
-            raise _feed_forward_large(mine, large)
+            if not close(mine(large), reference(large)):
+                raise _feed_forward_large(mine, large)
+            _expect_no_dropout(mine, x)
+            return "linear1 -> ReLU -> linear2, position by position, is right."
         l1, l2 = mine.linear1, mine.linear2
         mistakes = {  # the mistake, the output it gives
             "ffn-no-relu": l2(l1(x)),
@@ -367,6 +379,13 @@ def check_feed_forward(cls: type) -> Verdict:
         if not close(mine(moved)[:, 1:], got[:, 1:]):
             raise Wrong.named(MISTAKES, "ffn-mixes-positions")
     raise Wrong.differs(MESSAGES, "ffn-differs")
+
+
+def _expect_no_dropout(mine: torch.nn.Module, x: Tensor) -> None:
+    """The exercise's network has no dropout: in training mode two calls must agree."""
+    mine.train()
+    if not close(mine(x), mine(x)):
+        raise Wrong.named(MISTAKES, "ffn-dropout-hard-coded")
 
 
 _ACTIVATIONS = {"leaky_relu": torch.nn.functional.leaky_relu, "ELU": torch.nn.functional.elu,

@@ -13,7 +13,7 @@ from .verdict import Wrong, say
 MESSAGES = {
     "not-a-tensor": "{what} should be a tensor of shape {shape}, got {kind}.",
     "input-values-changed": "your function changed the values of its input {what} in place (a "
-    "masked_fill_, +=, or a slice assignment): the caller's tensor must stay as it was. Use the "
+    "method ending in _ such as relu_ or masked_fill_, +=, or a slice assignment): the caller's tensor must stay as it was. Use the "
     "out-of-place form (x = x.masked_fill(...), x = x + ...).",
     "wrong-shape": "{what} has shape {got}, expected {shape}.",
     "no-gradient": "no gradient flows back through {what}: did you detach() something, or build "

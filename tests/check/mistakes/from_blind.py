@@ -259,6 +259,12 @@ _FROM_BLIND = [
      "averages the probabilities"),
     ("norm-l2", "b8", "check_layer_norm", "divide_by_norm",
      "the length (L2 norm) of the centred vector"),
+    ("ffn-dropout-hard-coded", "b10", "check_feed_forward", "paper_dropout",
+     "in training mode two calls on the same x differ"),
+    ("greedy-past-max-len", "b10", "check_greedy_decode", "ignores_max_len",
+     "more than max_len = 10"),
+    ("table-exponent-zero", "b10", "check_sinusoidal_encoding", "integer_division",
+     "the exponent -2j / d_model is 0 for every j"),
 ]  # fmt: skip
 
 
