@@ -74,7 +74,9 @@ def _verdict(entry, language: str) -> str:
 
 @pytest.mark.parametrize(
     "entry",
-    all_mistakes()[::5],  # every fifth entry of the catalogue: the 28 checks
+    # every fifth entry of the catalogue (the 28 checks), but for a mistake that is state kept
+    # between calls: a second call of it meets another history, so another verdict
+    [m for m in all_mistakes()[::5] if m.name != "kv-cache-shared-history"],
     ids=lambda m: m.name,
 )
 def test_a_verdict_printed_in_english_is_said_again_as_the_checker_says_it_in_chinese(

@@ -43,6 +43,10 @@ MISTAKES = {
     "bert-mask-random-outside-chosen": "a position that was not chosen (label IGNORE_INDEX) was "
     "changed in `inputs`: only chosen tokens become [MASK] or a random token; the rest are left "
     "alone.",
+    "bert-mask-unchanged-unlabelled": "{share:.1%} of the real tokens have a label, about "
+    "0.9 x 15 %, and no labelled token is left as it was: you label only the positions you "
+    "changed. The 10 % of chosen tokens that stay unchanged are chosen too: they get their "
+    "label (the original token), so that the model must also check the words it can see.",
     "bert-mask-labels-only-on-mask": "every labelled position shows [MASK], and positions without "
     "a label were changed to other tokens: you set labels only where the token became [MASK]. "
     "Every chosen position gets its label (the original token), also the 10 % replaced by a "
@@ -225,6 +229,8 @@ def _expect_reproducible(fn: Callable, tokens: Tensor, inputs: Tensor, labels: T
 def _expect_shares(n: int, masked: int, randomized: int, unchanged: int, n_real: int) -> int:
     """15 % of the ``n_real`` real tokens chosen (``n``), 80 / 10 / 10 of them [MASK] / random
     / unchanged, each within the tolerance; returns ``n``."""
+    if _off(n, n_real, 0.15) and unchanged < 0.02 * n and not _off(n, n_real, 0.15 * 0.9):
+        raise Wrong.named(MISTAKES, "bert-mask-unchanged-unlabelled", share=n / n_real)
     if _off(n, n_real, 0.15):
         raise Wrong.differs(MESSAGES, "bert-mask-chosen-share", share=n / n_real, n=n,
                             n_real=n_real)  # fmt: skip

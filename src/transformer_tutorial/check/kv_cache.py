@@ -51,6 +51,11 @@ MISTAKES = {
     "t[index] (or index_select(0, index)), rather than copying into the old ones.",
     "kv-cache-values-are-keys": "append_self returns the keys twice: its second result, the "
     "values, holds the keys. Return (all keys, all values) so far.",
+    "kv-cache-history-lost": "appended one position at a time, the keys returned at position "
+    "{n} are wrong from position {first} on, though the first positions were "
+    "right: your cache loses earlier keys once it holds more than a few positions. When a "
+    "buffer grows, copy the old keys and values into the new one (or keep a list of pieces and "
+    "torch.cat them).",
     "kv-cache-fixed-length": "the cache stops growing: appending position {t} failed or returned "
     "the wrong length. It must hold every position of the output, however long; grow it "
     "(torch.cat, or a buffer that doubles when full).",
@@ -212,14 +217,19 @@ def _expect_fewer_rows(cache, new: Callable, B: int) -> None:
 
 def _expect_long_history(cls: type, new: Callable, steps: int = 40) -> None:
     """A cache grows with the output, position by position, as long as decoding goes on."""
-    cache = cls()
+    cache, history = cls(), []
     for t in range(steps):
+        history.append(new(1, 100 + t)[0])
         try:
             keys, _ = cache.append_self(*new(1, 100 + t))
         except RuntimeError as err:
             raise Wrong.named(MISTAKES, "kv-cache-fixed-length", t=t) from err
         if not (isinstance(keys, Tensor) and keys.shape[2] == t + 1):
             raise Wrong.named(MISTAKES, "kv-cache-fixed-length", t=t)
+        want = torch.cat(history, dim=2)
+        if not close(keys, want):
+            first = next(i for i in range(t + 1) if not close(keys[:, :, i], want[:, :, i]))
+            raise Wrong.named(MISTAKES, "kv-cache-history-lost", n=t + 1, first=first)
 
 
 @check("key/value cache", build="cls()", call="",
@@ -251,6 +261,7 @@ def check_kv_cache(cls: type) -> Verdict:
     cache, pieces = cls(), ([], [])
     for step, T_new in enumerate((1, 1, 2)):  # 4 positions: (B, H, 4, Dh)
         _append(cache, new(T_new, step), pieces)
+    _expect_long_history(cls, new)  # longer than the probes' 4 positions, before a reorder
     index = torch.tensor([2, 0, 0])  # beam 2 goes on in row 0, beam 0 in rows 1 and 2
     cache.reorder(index)
     before = {name: torch.cat(parts, dim=2) for name, parts in zip(_NAMES, pieces, strict=True)}
@@ -266,7 +277,6 @@ def check_kv_cache(cls: type) -> Verdict:
     wrong = _decoder_mistake(cls)
     if wrong:
         raise wrong
-    _expect_long_history(cls, new)  # longer than the decoder's probe
     return (
         "append_self keeps every position's keys and values, reorder follows the batch "
         "rows, and the book's decoder with your cache gives the logits of recomputing."

@@ -389,7 +389,6 @@ _CACHE = [
     ("no-reorder", cat_cache(reorder_axis=None), "left the cached keys as they were"),
     ("reorder-heads", cat_cache(reorder_axis=1), "along the heads axis (dim 1), but it must keep"),
     ("reorder-t", cat_cache(reorder_axis=2), "along the positions axis (dim 2), but it must keep"),
-    ("window", cat_cache(window=5), "the logits of step 5 (the token at position 5) differ"),
     ("values-are-keys", CacheThatCopiesOnlyKeys, "returns the keys twice"),
     ("shared-history", CacheInClassLists, "two caches share one history"),
 ]
@@ -489,6 +488,15 @@ MISTAKES = (
         ),
     ]
     + [Mistake(check.check_kv_cache, f"kv-cache-{m}", cls, d) for m, cls, d in _CACHE]
+    + [
+        Mistake(
+            check.check_kv_cache,
+            "kv-cache-window",
+            cat_cache(window=5),
+            "the cache stops growing: appending position 5",
+            mistake="kv-cache-fixed-length",
+        )
+    ]
     + [Mistake(check.check_greedy_decode, "greedy-no-eval", greedy_in_any_mode, "model.eval()")]
     + [Mistake(check.check_greedy_decode, "greedy-not-deterministic", greedy_sampling, "argmax")]
     + [
