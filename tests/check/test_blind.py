@@ -13,7 +13,7 @@ from transformer_tutorial import check
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
-SETS = ["b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "b9", "b10"]
+SETS = ["b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "b9", "b10", "b11"]
 # A mistake of a blind set that the checker does not catch stays in the set, marked here with why;
 # the mark is strict, so the day the checker catches it the test says to remove the mark.
 _B5 = "not caught by the probes; results/checker/blind_b5.md"
@@ -53,6 +53,18 @@ KNOWN_MISSES = {
     "b9/check_label_smoothing-nan_on_all_padding": _B9,
     "b9/check_layer_norm-one_pass_variance": _B9,
     "b9/check_nadaraya_watson-unstable_exp_normalize": _B9,
+    # blind set B11, measured untuned (results/checker/blind_b11.md): log_softmax of the filtered
+    # logits shifts each row by a constant, which sample_next's softmax undoes; the checker
+    # accepts such a shift by decision, as for B5, B7 and B8 above
+    "b11/check_beam_search-no_eval_mode": "chapter 15's beam-search exercise does not ask for "
+    "eval mode (its greedy exercise does), and B4's correct variants do not switch to it",
+    "b11/check_top_p-renormalised": "accepted by decision: a constant per row; "
+    "results/checker/blind_b11.md",
+    # a correct variant in exact arithmetic that exp()s the masked keys' scores too, so scores
+    # in the thousands give inf * 0 = NaN; the checker rejects it by decision, as it names B7's
+    # softmax-then-mask-then-renormalise for the same overflow
+    "b11/check_masked_softmax-exp_over_sum_times_mask": "rejected by decision: exp() of masked "
+    "scores overflows; results/checker/blind_b11.md",
 }
 
 

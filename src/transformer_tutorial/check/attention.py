@@ -25,9 +25,9 @@ from .tensors import backward, close, expect_tensor, randn, tolerance, with_weig
 from .verdict import POLARITY, Verdict, Wrong, say
 
 MISTAKES = {
-    "softmax-overflow": "with scores up to {top} your weights are NaN: exp(score) overflows to inf "
-    "(float64 ends near exp(709)), and inf / inf is NaN. Subtract each row's largest visible "
-    "score before exp (softmax(s) = softmax(s - max s)), as torch.softmax does.",
+    "softmax-overflow": "with scores up to {top}, masked ones too, your weights are NaN: exp() "
+    "overflows to inf past exp(709), and inf / inf or inf * 0 is NaN. Fill masked scores with "
+    "-inf, then subtract each row's largest before exp, as torch.softmax does.",
     "softmax-detached": "no gradient reaches the scores: did you detach() them or the weights?",
     "softmax-nan-gradient": "the gradient has NaN: a fully masked row must not reach softmax as "
     "-inf.",

@@ -164,7 +164,7 @@ def common_mistake(got: list, want: list, case: Case) -> Wrong | None:
         if pad in s and eos not in s[: s.index(pad)]:  # after an EOS: going on (below)
             return Wrong.named(MISTAKES, "greedy-pad-as-word", i=i, pad=pad, t=s.index(pad))
     for i, s in enumerate(got):
-        if eos in s[:-1]:
+        if eos in s[:-1] and want[i] == s[: s.index(eos) + 1]:  # right up to EOS, then more
             t = s.index(eos)
             return Wrong.named(MISTAKES, "greedy-no-stop", i=i, t=t, after=s[t + 1 : t + 4],
                                eos=eos)  # fmt: skip

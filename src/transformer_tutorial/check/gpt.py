@@ -131,6 +131,19 @@ def _show(probs: Tensor) -> str:
     return "(" + ", ".join(f"{q:g}" for q in probs.tolist()) + ")"
 
 
+def _overflows(fn: Callable, logits: Tensor, p: float) -> bool:
+    """Are ``logits`` large enough to overflow a bare exp(), and does the reader's filter keep a
+    token in every row, without NaN, once they are shifted down to ordinary values (the same
+    probabilities)? Only then is the overflow what went wrong."""
+    if logits.max() <= _EXP_LIMIT:
+        return False
+    out = fn(logits - logits.amax(-1, keepdim=True), p)
+    if not isinstance(out, Tensor) or out.shape != logits.shape or not out.is_floating_point():
+        return False
+    out = out.detach().to(torch.float64)
+    return not torch.isnan(out).any() and bool((out > float("-inf")).any(-1).all())
+
+
 def _call(fn: Callable, logits: Tensor, p: float, what: str = "") -> Tensor:
     """The reader's filtered logits in float64; their input must come back untouched."""
     given = logits.clone()
@@ -141,7 +154,7 @@ def _call(fn: Callable, logits: Tensor, p: float, what: str = "") -> Tensor:
         raise Wrong.differs(MESSAGES, "top-p-not-float", dtype=out.dtype)
     out = out.detach().to(torch.float64)
     if torch.isnan(out).any():
-        if logits.max() > _EXP_LIMIT:  # a bare exp() gave inf, and inf / inf NaN
+        if _overflows(fn, logits, p):  # a bare exp() gave inf, and inf / inf NaN
             raise Wrong.named(MISTAKES, "top-p-overflow", what=what)
         if bool((logits[torch.isnan(out)] == float("-inf")).all()):  # -inf * 0
             raise Wrong.named(MISTAKES, "top-p-times-mask")
@@ -327,7 +340,7 @@ def _judge(fn: Callable, logits: Tensor, p: float, what: str, probes: list) -> l
         return [Wrong.named(MISTAKES, "top-p-minus-1e9", what=what)]
     probs = logits.softmax(-1)
     kept = out > float("-inf")  # (..., V)
-    if logits.max() > _EXP_LIMIT and not kept.any(-1).all():  # NaN compared: all dropped
+    if not kept.any(-1).all() and _overflows(fn, logits, p):  # NaN compared: all dropped
         return [Wrong.named(MISTAKES, "top-p-overflow", what=what)]
     if not want.all() and kept.all():  # nothing was set to -inf
         if torch.allclose(out.masked_fill(~want, 0.0), probs.masked_fill(~want, 0.0)):
