@@ -133,14 +133,14 @@ def check_masked_softmax(fn: Callable[[Tensor, Tensor | None], Tensor]) -> Verdi
     """``fn(scores, mask)``: softmax over the last axis, masked keys exactly 0, a fully masked
     row all zeros (its gradient too, never NaN); ``mask`` is boolean, True = may attend,
     broadcastable to ``scores``, or None."""
-    scores = randn(2, 3, 4, 5)  # (B, H, T_q, T_k)
-    mask = randn(2, 1, 4, 5, seed=1) > -0.3  # (B, 1, T_q, T_k), True = may attend
-    mask[0, 0, 1] = False  # query 1 of sequence 0 sees no key at all
-    for m in (None, mask):
+    scores, mask = randn(2, 3, 4, 5), randn(2, 1, 4, 5, seed=1) > -0.3  # (B, H, T_q, T_k)
+    mask[0, 0, 1] = False  # query 1 of sequence 0 sees no key at all; True = may attend
+    padding = torch.arange(5) < torch.tensor([5, 3]).view(2, 1, 1, 1)  # (B, 1, 1, T_k), keys
+    for i, m in enumerate(probes := (None, mask, padding)):  # keys 3, 4 of sentence 1: padding
         expected = masked_softmax(scores, m)
         got = expect_tensor(fn(scores.clone(), m), "the weights", scores.shape)
         if not close(got, expected, 1e-8):
-            raise masking_mistake(got, scores, m)
+            raise masking_mistake(got, scores, m, [(scores, right) for right in probes[:i]])
     _expect_no_overflow(fn, scores * 1000, mask)
     # gradients, including through the fully masked row
     x = scores.clone().requires_grad_()

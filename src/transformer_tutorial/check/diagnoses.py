@@ -217,9 +217,12 @@ def flipped_where_it_shows(weights: Tensor, scores: Tensor, mask: Tensor) -> boo
     )
 
 
-def masking_mistake(weights: Tensor, scores: Tensor, mask: Tensor | None) -> Wrong:
+def masking_mistake(
+    weights: Tensor, scores: Tensor, mask: Tensor | None, right_on: list | tuple = ()
+) -> Wrong:
     """The one masking mistake that turns ``masked_softmax(scores, mask)`` into ``weights``,
-    named; otherwise the difference, described. Raise what it returns."""
+    and would also give the right weights on the probes ``right_on`` ((scores, mask) pairs the
+    reader got right), named; otherwise the difference, described. Raise what it returns."""
     nan = torch.isnan(weights)
     if nan.any():  # name NaN rows only where they are the one slip: elsewhere right
         if mask is not None and flipped_where_it_shows(weights, scores, mask):
@@ -233,6 +236,7 @@ def masking_mistake(weights: Tensor, scores: Tensor, mask: Tensor | None) -> Wro
         return Wrong.differs(MASKING_MESSAGES, "weights-nan", shape=tuple(scores.shape))
     candidates = masking_candidates(scores, mask)
     found = [k for k, values in candidates.items() if any(close(weights, v) for v in values)]
+    found = [k for k in found if all(_right_there(k, *probe) for probe in right_on)]
     if len(found) == 1:
         axis = next(
             (a for a in range(scores.dim() - 1)
@@ -246,6 +250,12 @@ def masking_mistake(weights: Tensor, scores: Tensor, mask: Tensor | None) -> Wro
     if mask is not None and (weights[~mask.expand_as(weights)].abs() > 1e-9).any():
         return Wrong.differs(MASKING_MESSAGES, "masked-keys-weighted")
     return Wrong.differs(MASKING_MESSAGES, "weights-differ", shape=tuple(scores.shape))
+
+
+def _right_there(key: str, scores: Tensor, mask: Tensor | None) -> bool:
+    """Does masking mistake ``key`` give the right weights on ``scores`` under ``mask``?"""
+    values = masking_candidates(scores, mask).get(key, [])
+    return not values or any(close(v, masked_softmax(scores, mask)) for v in values)
 
 
 def squashed_instead(weights: Tensor, scores: Tensor, mask: Tensor | None) -> str | None:
@@ -344,11 +354,11 @@ def loss_described(got: float, want: float, real: Tensor) -> str:
 
 LENGTHS = {
     "lengths-mixed": "your code fails when the keys are not as long as the queries (T_q = {Tq}, "
-    "T_k = {Tk}) and runs when they are: a length taken from the queries is used for the keys "
-    "or values (a reshape or view with T = query.shape[1]?), or the batch and time axes are "
-    "read the other way round (a library call that expects (T, B, D), such as "
-    "nn.MultiheadAttention without batch_first=True). Take each tensor's sizes from itself: "
-    "key.shape[1] for the keys and values.",
+    "T_k = {Tk}) and runs when they are: somewhere the query axis and the key axis trade places. "
+    "Look for scores laid out (T_k, T_q) instead of (T_q, T_k) (a transpose, or unsqueezes on "
+    "the wrong axes when queries and keys are broadcast against each other), a length taken "
+    "from the queries for the keys or values (a view with T = query.shape[1]), or a library "
+    "call that expects (T, B, D), such as nn.MultiheadAttention without batch_first=True.",
 }
 
 
