@@ -25,9 +25,9 @@ from .tensors import backward, close, expect_tensor, randn, tolerance, with_weig
 from .verdict import POLARITY, Verdict, Wrong, say
 
 MISTAKES = {
-    "softmax-overflow": "with scores up to {top}, masked ones too, your weights are NaN: exp() "
-    "overflows to inf past exp(709), and inf / inf or inf * 0 is NaN. Fill masked scores with "
-    "-inf, then subtract each row's largest before exp, as torch.softmax does.",
+    "softmax-overflow": "with scores up to {top} your weights are NaN: exp(score) overflows to inf "
+    "(float64 ends near exp(709)), and inf / inf is NaN. Subtract each row's largest visible "
+    "score before exp (softmax(s) = softmax(s - max s)), as torch.softmax does.",
     "softmax-detached": "no gradient reaches the scores: did you detach() them or the weights?",
     "softmax-nan-gradient": "the gradient has NaN: a fully masked row must not reach softmax as "
     "-inf.",
@@ -141,7 +141,7 @@ def check_masked_softmax(fn: Callable[[Tensor, Tensor | None], Tensor]) -> Verdi
         got = expect_tensor(fn(scores.clone(), m), "the weights", scores.shape)
         if not close(got, expected, 1e-8):
             raise masking_mistake(got, scores, m, [(scores, right) for right in probes[:i]])
-    _expect_no_overflow(fn, scores * 1000, mask)
+    _expect_no_overflow(fn, (scores * 1000).masked_fill(~mask, -3000.0), mask)
     # gradients, including through the fully masked row
     x = scores.clone().requires_grad_()
     got = fn(x, mask)
@@ -160,8 +160,8 @@ def check_masked_softmax(fn: Callable[[Tensor, Tensor | None], Tensor]) -> Verdi
 
 
 def _expect_no_overflow(fn: Callable, scores: Tensor, mask: Tensor) -> None:
-    """Scores in the thousands (as unscaled dot products of long vectors are) must not make
-    exp() overflow to inf, and inf / inf NaN."""
+    """Visible scores in the thousands (unscaled dot products of long vectors) must not make
+    exp() overflow, and inf / inf NaN; masked ones are lowest, so exp()ing them first is fine."""
     got = expect_tensor(fn(scores.clone(), mask), "the weights", scores.shape)
     if close(got, masked_softmax(scores, mask), 1e-8):
         return

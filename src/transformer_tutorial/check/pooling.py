@@ -31,6 +31,8 @@ MISTAKES = {
     "-(q - k)^2 / (2 width^2), so a larger width means a wider kernel.",
     "nw-width-not-squared": "the width is not squared: divide by 2 width^2, not 2 width (the two "
     "agree only at width 1).",
+    "nw-two-squared": "the 2 is squared with the width: (2 width)^2 = 4 width^2; the "
+    "denominator is 2 width^2, 2 * width**2.",
     "nw-width-detached": "the predictions do not depend on the width through autograd: fit_width "
     "could not learn it.",
 }
@@ -85,6 +87,7 @@ def _diagnose_kernel(got: Tensor, got_w: Tensor, queries: Tensor, keys: Tensor, 
         "nw-no-square": nw(-diff.abs() / (2 * width**2)),
         "nw-width-multiplies": nw(-(diff**2) * width**2 / 2),
         "nw-width-not-squared": nw(-(diff**2) / (2 * width)),
+        "nw-two-squared": nw(-(diff**2) / (2 * width) ** 2),
     }
     for name, weights in looks_like.items():
         if close(got_w, weights, 1e-6):
@@ -125,8 +128,8 @@ def check_nadaraya_watson(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
     queries = torch.tensor([0.3, 1.7, 2.2, 4.6], dtype=torch.float64)  # (T_q,)
     T_q, T_k = len(queries), len(keys)
     # widths at which the look-alike mistakes differ from each other (at width 1 several
-    # coincide: sigma, sigma^2 and 1 / sigma are all 1)
-    for width in (0.5, 3.0):
+    # coincide: sigma, sigma^2 and 1 / sigma are all 1; at 0.5, 2 sigma and (2 sigma)^2)
+    for width in (3.0, 0.5):
         want, want_w = nadaraya_watson(queries, keys, values, width)
         given = {"queries": queries.clone(), "keys": keys.clone(), "values": values.clone()}
         result = fn(*given.values(), width)

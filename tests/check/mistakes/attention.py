@@ -388,7 +388,7 @@ A, MHA, ADD, SOFT = (
 )
 
 MISTAKES = [
-    Mistake(SOFT, "softmax-overflow", softmax_without_max, "overflows to inf"),
+    Mistake(SOFT, "softmax-overflow", softmax_without_max, "exp(score) overflows to inf"),
     Mistake(SOFT, "softmax-wrong-axis", softmax_wrong_axis, "the softmax ran over the wrong axis"),
     Mistake(SOFT, "softmax-nan-rows", softmax_nan_rows, "your weights contain NaN"),
     Mistake(SOFT, "softmax-flipped", softmax_flipped, "mask polarity"),

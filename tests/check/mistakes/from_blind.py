@@ -269,6 +269,8 @@ _FROM_BLIND = [
      "loses earlier keys once it holds more than a few positions"),
     ("bert-mask-unchanged-unlabelled", "b10", "check_mask_tokens", "labels_only_where_changed",
      "you label only the positions you"),
+    ("nw-two-squared", "b13", "check_nadaraya_watson", "two_width_squared",
+     "the 2 is squared with the width"),
 ]  # fmt: skip
 
 
