@@ -271,6 +271,8 @@ _FROM_BLIND = [
      "you label only the positions you"),
     ("nw-two-squared", "b13", "check_nadaraya_watson", "two_width_squared",
      "the 2 is squared with the width"),
+    ("tf-logits-by-column", "b14", "check_teacher_forcing_loss", "flatten_time_major",
+     "the logits are flattened column by column"),
 ]  # fmt: skip
 
 
