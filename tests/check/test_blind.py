@@ -13,7 +13,23 @@ from transformer_tutorial import check
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
-SETS = ["b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "b9", "b10", "b11", "b12", "b13", "b14", "b15"]
+SETS = [
+    "b1",
+    "b2",
+    "b3",
+    "b4",
+    "b5",
+    "b6",
+    "b7",
+    "b8",
+    "b9",
+    "b10",
+    "b11",
+    "b12",
+    "b13",
+    "b14",
+    "b15",
+]
 # A mistake of a blind set that the checker does not catch stays in the set, marked here with why;
 # the mark is strict, so the day the checker catches it the test says to remove the mark.
 _B5 = "not caught by the probes; results/checker/blind_b5.md"

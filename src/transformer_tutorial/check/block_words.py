@@ -67,6 +67,12 @@ MISTAKES = {
 }
 
 MESSAGES = {
+    "decoder-sees-future-symptom": "the decoder sees the future: changing the target at "
+    "positions 2..3 moves the outputs at positions 0..1, where position t may depend only on "
+    "positions 0..t (check each attention's queries, keys, values and masks).",
+    "decoder-no-source-mask-symptom": "the source padding is not hidden: changing the memory "
+    "at sentence 1's padding positions 3..4 moves its outputs, which padding must not do (check "
+    "cross-attention's queries, keys, values and mask).",
     "block-gradient-differs": "the values are right but the gradient with respect to {name} "
     "differs from the reference (norm_first={norm_first}).",
     "decoder-shapes-hint": "here the target has T = {T} positions and the source S = {S}: "

@@ -288,6 +288,7 @@ class _Dependence:
     where: tuple
     watch: tuple
     should_move: bool = False
+    drops: int | None = None  # named only if the book's block without this argument agrees
 
     def broken_by(self, block, args: tuple) -> Wrong | None:
         moved = _moves(block, args, self.i, self.where, self.watch)
@@ -325,6 +326,10 @@ def _diagnosis(block: _Block, runs: list[_Run], args: tuple) -> Wrong:
                            no_residual=_no_residual_words(norm_first))  # fmt: skip
     for dependence in block.dependences:
         wrong = dependence.broken_by(failed.mine, args)
+        if wrong and dependence.drops is not None:
+            dropped = args[: dependence.drops] + (None,) + args[dependence.drops + 1 :]
+            if not close(failed.got, failed.right(dropped)):  # the symptom, not its fix
+                wrong = Wrong.differs(MESSAGES, f"{dependence.mistake}-symptom")
         if wrong:
             return wrong
     worst = (failed.got - failed.right(args)).abs().amax(-1).nan_to_num(math.inf)  # (B, T)
@@ -440,8 +445,8 @@ def check_encoder_layer(cls: type) -> Verdict:
 
 _DECODER_DEPENDENCES = [  # what the decoder's output must (not) depend on, the likeliest first
     _Dependence("decoder-ignores-memory", i=1, where=(0,), watch=(0,), should_move=True),
-    _Dependence("decoder-no-source-mask", i=1, where=(1, slice(3, None)), watch=(1,)),
-    _Dependence("decoder-sees-future", i=0, where=(0, slice(2, None)), watch=(0, slice(0, 2))),
+    _Dependence("decoder-no-source-mask", i=1, where=(1, slice(3, None)), watch=(1,), drops=3),
+    _Dependence("decoder-sees-future", 0, (0, slice(2, None)), (0, slice(0, 2)), drops=2),
 ]
 
 

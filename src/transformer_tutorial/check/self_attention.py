@@ -47,6 +47,7 @@ MISTAKES = {
 
 MESSAGES = {
     "d-in": "d_in, the input's width",
+    "d-k": "d_k, the width of the queries and keys",
     "length": "T, the length",
     "self-attn-bias": "`{name}` has a bias; the book's W_q, W_k, W_v are plain matrices.",
     "self-attn-no-matrix": "the module needs a ({d_in}, {d_out}) nn.Parameter `{name}`, as in the "
@@ -170,7 +171,8 @@ def check_self_attention(cls: type) -> Verdict:
         if isinstance(out, Tensor) and tuple(out.shape) == (B, d_v, T):
             raise Wrong.named(MISTAKES, "self-attn-transposed-out", shape=tuple(out.shape),
                               B=B, T=T, d_v=d_v)  # fmt: skip
-        out = expect_tensor(out, "out", (B, T, d_v)).double()
+        sizes = {say(MESSAGES, "d-k"): d_k, say(MESSAGES, "d-in"): d_in}  # other widths
+        out = expect_tensor(out, "out", (B, T, d_v), sizes).double()
         weights = expect_tensor(result[1], "the weights", (B, T, T)).double()
         if close(out, want) and close(weights, want_w):
             continue
