@@ -219,9 +219,10 @@ def _expect_long_history(cls: type, new: Callable, steps: int = 40) -> None:
     """A cache grows with the output, position by position, as long as decoding goes on."""
     cache, history = cls(), []
     for t in range(steps):
-        history.append(new(1, 100 + t)[0])
+        k, v = new(1, 100 + t)
+        history.append(k)
         try:
-            keys, _ = cache.append_self(*new(1, 100 + t))
+            keys, _ = cache.append_self(k.clone(), v)  # history keeps its own copy
         except RuntimeError as err:
             raise Wrong.named(MISTAKES, "kv-cache-fixed-length", t=t) from err
         if not (isinstance(keys, Tensor) and keys.shape[2] == t + 1):

@@ -223,22 +223,9 @@ def check_teacher_forcing_loss(fn: Callable[..., Tensor]) -> Verdict:
             _expect_gradients_everywhere(model, got)
             return ("<bos> first, the gold tokens shifted right, the encoder's final state, "
                     "and the mean over the real target tokens are right.")  # fmt: skip
-    keys = _other_losses(value, model, src, lengths, tgt_out)
-    if keys:  # named when one of them gives the reader's loss on a second batch too
-        other = _tf_case(1, (3, 6, 2, 4), (5, 2, 3, 1))
-        try:  # the reader's code on a second batch; if it fails there, nothing is named
-            again = fn(*(t.clone() if isinstance(t, Tensor) else t for t in other))
-        except Exception:  # noqa: BLE001 (any error of theirs: the name is just not confirmed)
-            again = None
-        if isinstance(again, Tensor) and again.numel() == 1:
-            keys &= _other_losses(again.detach().double().reshape(()), *other)
-            if len(keys) == 1:
-                key = keys.pop()
-                table = LOSS_MISTAKES if key in LOSS_MISTAKES else MISTAKES
-                per_token = _more_teacher_forcing_variants(model, src, lengths, tgt_out)[0]
-                real = tgt_out != PAD_ID
-                raise Wrong.named(table, key, ratio=value.item() / per_token[real].mean().item(),
-                                  **counts(real))  # fmt: skip
+    named = _confirmed_other_loss(fn, value, (model, src, lengths, tgt_out))
+    if named is not None:
+        raise named
     real = tgt_out != PAD_ID
     raise Wrong(loss_described(value.item(), variants["right"].item(), real))
 
@@ -269,14 +256,37 @@ def _tf_case(seed: int, sources: tuple, targets: tuple) -> tuple:
     return model, src, lengths, tgt_out
 
 
-def _other_losses(value: Tensor, model: Seq2Seq, src, lengths, tgt_out) -> set[str]:
-    """The ids of the other mistakes that give the loss ``value``: wrong normalisations of the
-    right per-token losses, or a wrong decoder input, context, target or loss function."""
+def _other_losses(value: Tensor, model: Seq2Seq, src, lengths, tgt_out) -> tuple[Tensor, set]:
+    """The right per-token losses ``(B, T)``, and the ids of the other mistakes that give the
+    loss ``value``: wrong normalisations of them, or a wrong decoder input, context, target or
+    loss function."""
     with torch.no_grad():
         per_token, candidates = _more_teacher_forcing_variants(model, src, lengths, tgt_out)
     found = {k for k, loss in candidates.items() if close(value, loss.double(), 1e-5)}
     named = normalisation_named(value, per_token, tgt_out != PAD_ID)
-    return found | {named} if named else found
+    return per_token, found | {named} if named else found
+
+
+def _confirmed_other_loss(fn: Callable, value: Tensor, case: tuple) -> Wrong | None:
+    """The other mistake that gives the reader's loss ``value`` on ``case`` and on a second
+    batch of other lengths too (one number alone can match a mistake by chance), named."""
+    per_token, keys = _other_losses(value, *case)
+    if not keys:
+        return None
+    other = _tf_case(1, (3, 6, 2, 4), (5, 2, 3, 1))
+    try:  # the reader's code on a second batch; if it fails there, nothing is named
+        again = fn(*(t.clone() if isinstance(t, Tensor) else t for t in other))
+    except Exception:  # noqa: BLE001 (any error of theirs: the name is just not confirmed)
+        return None
+    if not (isinstance(again, Tensor) and again.numel() == 1):
+        return None
+    keys &= _other_losses(again.detach().double().reshape(()), *other)[1]
+    if len(keys) != 1:
+        return None
+    key, real = keys.pop(), case[3] != PAD_ID
+    table = LOSS_MISTAKES if key in LOSS_MISTAKES else MISTAKES
+    return Wrong.named(table, key, ratio=value.item() / per_token[real].mean().item(),
+                       **counts(real))  # fmt: skip
 
 
 def _more_teacher_forcing_variants(model: Seq2Seq, src, lengths, tgt_out):
