@@ -198,10 +198,7 @@ def said_again(english: str) -> str:
             if i > 200:
                 break
         if best is not None:
-            fields = best[1]
-            return _FIELD.sub(
-                lambda m, f=fields: f.get(m.group(1), m.group(0)), translate(template)
-            )
+            return _filled(translate(template), best[1])
     if " -- " in english:  # a message and its hint
         return "——".join(said_again(part) for part in english.split(" -- "))
     parts = english.split(", then ")  # sub-layers named in order, when each is a message
@@ -211,6 +208,13 @@ def said_again(english: str) -> str:
     if len(named) > 1 and all(n is not None for n in named):
         return ", ".join(named)
     return english
+
+
+def _filled(template: str, fields: dict[str, str]) -> str:
+    """``template`` with its fields said and its literal braces (``{{``) unescaped."""
+    slots = [fields.get(m.group(1), m.group(0)) for m in _FIELD.finditer(template)]
+    held = _FIELD.sub("\0", template).replace("{{", "{").replace("}}", "}").split("\0")
+    return "".join(part + value for part, value in zip(held, [*slots, ""], strict=True))
 
 
 def _named_first(part: str) -> str | None:

@@ -342,8 +342,10 @@ def _judge(fn: Callable, logits: Tensor, p: float, what: str, probes: list) -> l
     kept = out > float("-inf")  # (..., V)
     if not kept.any(-1).all() and _overflows(fn, logits, p):  # NaN compared: all dropped
         return [Wrong.named(MISTAKES, "top-p-overflow", what=what)]
+    nucleus = probs * want / (probs * want).sum(-1, keepdim=True)  # renormalised inside
     if not want.all() and kept.all():  # nothing was set to -inf
-        if torch.allclose(out.masked_fill(~want, 0.0), probs.masked_fill(~want, 0.0)):
+        inside = out.masked_fill(~want, 0.0)
+        if any(torch.allclose(inside, q.masked_fill(~want, 0.0)) for q in (probs, nucleus)):
             return [Wrong.named(MISTAKES, "top-p-probabilities", what=what)]
         if torch.equal(out.masked_fill(want, 0.0), torch.zeros_like(out)):
             return [Wrong.named(MISTAKES, "top-p-zero-not-inf", what=what)]
@@ -362,9 +364,7 @@ def _judge(fn: Callable, logits: Tensor, p: float, what: str, probes: list) -> l
                                     inner.mistake,
                                     say(MESSAGES, key, what=what, said=plain, **row)))  # fmt: skip
         return wrongs
-    if torch.allclose(out[kept], probs[kept]) or torch.allclose(
-        out[kept], (probs * want / (probs * want).sum(-1, keepdim=True))[kept]
-    ):
+    if torch.allclose(out[kept], probs[kept]) or torch.allclose(out[kept], nucleus[kept]):
         return [Wrong.named(MISTAKES, "top-p-probabilities", what=what)]
     inside = torch.where(kept, out - logits, 0.0)  # (..., V): a constant per row is fine
     shift = inside.sum(-1, keepdim=True) / kept.sum(-1, keepdim=True)

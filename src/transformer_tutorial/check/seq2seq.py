@@ -16,7 +16,7 @@ from .diagnoses import MISTAKES as LOSS_MISTAKES
 from .diagnoses import counts, loss_described, masking_mistake, normalisation_named
 from .engine import check
 from .tensors import close, expect_tensor
-from .verdict import Verdict, Wrong
+from .verdict import Verdict, Wrong, say
 
 # --- the loss with teacher forcing (chapter 4) ----------------------------------------------------
 
@@ -148,6 +148,14 @@ MISTAKES |= {
     "bahdanau-projected-values": "the context has {A} features, the size of the projected keys "
     "W_k s_i, not the encoder's {D}: the values are the encoder states themselves (memory), "
     "not their projection. W_k only makes the keys that the query is compared with.",
+    "bahdanau-query-from-encoder": "the weights are the attention asked by {query}, not by the "
+    "decoder's previous state s'_{{t-1}}: in Bahdanau's decoder the query is the state the "
+    "decoder carries (`last_hidden(state)`); the encoder states are the keys and values.",
+    "bahdanau-old-state-returned": "the weights and the logits are right, but the state you "
+    "return is the one you were given, s'_{{t-1}}: return the new state s'_t that the recurrent "
+    "layer computed.",
+    "bahdanau-rnn-without-state": "the new state is what the recurrent layer computes from a zero "
+    "state: the call leaves out s'_{{t-1}}. Pass it as the initial state, rnn(input, state).",
     "bahdanau-state-order": "the recurrent layer is fed [c_t; y_{{t-1}}], the context first: "
     "its input is [y_{{t-1}}; c_t], the embedding of the previous token, then the context. The "
     "sizes add up either way, so nothing fails; the weights are learnt for one order.",
@@ -173,9 +181,16 @@ MESSAGES = {
     "are {sums}.",
     "bahdanau-padding-weight": "padded source positions get weight; they must get exactly 0.",
     "bahdanau-weights-differ": "the weights should be the additive attention of the previous state "
-    "s'_{{t-1}} (query) over the encoder states (keys and values).",
+    "s'_{{t-1}} (query) over the encoder states (keys and values): check the query you pass "
+    "(the state the decoder carries, not an encoder state or the new state) and the scores "
+    "v^T tanh(W_q q + W_k k).",
     "bahdanau-state-differs": "the weights are right but the new state is not: s'_t = "
     "rnn([y_{{t-1}}; c_t], s'_{{t-1}}).",
+    "query-last": "the encoder's last position, memory[:, -1]",
+    "query-first": "the encoder's first position, memory[:, 0]",
+    "query-last-real": "each sentence's last real encoder state",
+    "query-mean": "the mean of the encoder states",
+    "query-mean-real": "the mean of the real encoder states",
     "bahdanau-not-a-triple": "return three things: (logits (B, V), the new state (1, B, D), the "
     "attention weights (B, S)).",
 }
@@ -339,9 +354,11 @@ def _more_teacher_forcing_variants(model: Seq2Seq, src, lengths, tgt_out):
 # --- one step of the Bahdanau decoder (chapter 7) -------------------------------------------------
 
 
-def _expect_weights(weights: Tensor, want: Tensor, attend: Callable, state: Tensor,
-                    new_state: Tensor, src_mask: Tensor) -> None:  # fmt: skip
-    """The weights: a distribution over the real source positions, asked by s'_{t-1}."""
+def _expect_weights(weights: Tensor, want: Tensor, attend: Callable, states: tuple,
+                    src_mask: Tensor) -> None:  # fmt: skip
+    """The weights: a distribution over the real source positions, asked by s'_{t-1}
+    (``states``: s'_{t-1}, the reader's s'_t and the encoder states)."""
+    state, new_state, memory = states
     B, S = src_mask.shape
     if not close(weights, want):  # a masking mistake, on the scores up to a constant per row
         wrong = masking_mistake(weights, attend(last_hidden(state), None)[1].log(), src_mask)
@@ -364,7 +381,24 @@ def _expect_weights(weights: Tensor, want: Tensor, attend: Callable, state: Tens
     if not close(weights, want):
         if close(weights, attend(new_state[-1])[1]):
             raise Wrong.named(MISTAKES, "bahdanau-luong-query")
+        for query, asked in _encoder_queries(memory, src_mask).items():
+            if close(weights, attend(asked)[1]):
+                raise Wrong.named(MISTAKES, "bahdanau-query-from-encoder",
+                                  query=say(MESSAGES, query))  # fmt: skip
         raise Wrong.differs(MESSAGES, "bahdanau-weights-differ")
+
+
+def _encoder_queries(memory: Tensor, src_mask: Tensor) -> dict[str, Tensor]:
+    """The encoder states a reader may ask with in the place of s'_{t-1}: each ``(B, D)``."""
+    real = src_mask[..., None].to(memory.dtype)  # (B, S, 1)
+    last_real = src_mask.sum(-1) - 1  # (B,)
+    return {
+        "query-last": memory[:, -1],
+        "query-first": memory[:, 0],
+        "query-last-real": memory[torch.arange(len(memory)), last_real],
+        "query-mean": memory.mean(1),
+        "query-mean-real": (memory * real).sum(1) / real.sum(1),
+    }
 
 
 def _expect_state_and_logits(decoder, prev: Tensor, state: Tensor, attend: Callable,
@@ -380,6 +414,12 @@ def _expect_state_and_logits(decoder, prev: Tensor, state: Tensor, attend: Calla
     if not close(new_state, want_state):
         if any(close(new_state, s) for s in without):
             raise Wrong.named(MISTAKES, "bahdanau-context-not-fed")
+        if close(new_state, state) and close(logits, want_logits):
+            raise Wrong.named(MISTAKES, "bahdanau-old-state-returned")
+        with torch.no_grad():
+            from_zero = decoder.rnn(torch.cat([y, context], -1))[1]  # no initial state
+        if close(new_state, from_zero):
+            raise Wrong.named(MISTAKES, "bahdanau-rnn-without-state")
         with torch.no_grad():
             swapped = decoder.rnn(torch.cat([context, y], -1), state)[1]  # [c_t; y_{t-1}]
         if close(new_state, swapped):
@@ -434,7 +474,7 @@ def check_bahdanau_step(fn: Callable[..., tuple]) -> Verdict:
             )  # (B, 1, D), (B, 1, S)
         return context, w[:, 0]
 
-    _expect_weights(weights, want_weights, attend, state, new_state, src_mask)
+    _expect_weights(weights, want_weights, attend, (state, new_state, memory), src_mask)
     _expect_state_and_logits(decoder, prev, state, attend, (new_state, logits),
                              (want_state, want_logits))  # fmt: skip
     return ("the previous state asks, padding gets weight 0, [y_{t-1}; c_t] feeds the "
