@@ -161,16 +161,36 @@ def check_masked_softmax(fn: Callable[[Tensor, Tensor | None], Tensor]) -> Verdi
 
 def _expect_no_overflow(fn: Callable, scores: Tensor, mask: Tensor) -> None:
     """Visible scores in the thousands (unscaled dot products of long vectors) must not make
-    exp() overflow, and inf / inf NaN; masked ones are lowest, so exp()ing them first is fine."""
+    exp() overflow, and inf / inf NaN; masked ones are lowest, so exp()ing them first is fine.
+    Overflow is named when the NaN rows are those with a visible score past exp()'s limit in
+    the reader's dtype, and each row shifted down by its largest score (the same weights) comes
+    out right; a max taken over the wrong axis or the whole tensor empties other rows."""
     got = expect_tensor(fn(scores.clone(), mask), "the weights", scores.shape)
-    if close(got, masked_softmax(scores, mask), 1e-8):
+    right = masked_softmax(scores, mask)
+    if close(got, right, 1e-8):
         return
-    if torch.isnan(got).any():
-        raise Wrong.named(MISTAKES, "softmax-overflow", top=f"{scores.max().item():.0f}")
+    nan = torch.isnan(got).any(-1)
+    if nan.any():
+        limit = math.log(torch.finfo(got.dtype).max)  # near 709 in float64, 89 in float32
+        past = (scores.masked_fill(~mask, -math.inf) > limit).any(-1)
+        shifted = scores - scores.amax(-1, keepdim=True)
+        if torch.equal(nan, past) and close(fn(shifted, mask), right, 1e-8):
+            raise Wrong.named(MISTAKES, "softmax-overflow", top=f"{scores.max().item():.0f}")
     raise masking_mistake(got, scores, mask)
 
 
 # --- scaled dot-product attention ------------------------------------------------------------
+
+
+def _called(call: Callable, q: Tensor, k: Tensor, v: Tensor, m: Tensor | None) -> object:
+    """``call(q, k, v, mask=m)``; when it raises, the lengths-mixed mistake if it is that."""
+    try:
+        return call(q, k, v, mask=m)
+    except Exception as err:
+        wrong = lengths_mixed(lambda *qkv: call(*qkv, mask=None), q, k, v)
+        if wrong is None:
+            raise
+        raise wrong from err
 
 
 def _attention_mask(B: int, Tq: int, Tk: int) -> Tensor:
@@ -194,9 +214,7 @@ def _scale_diagnosis(fn_out: Tensor, fn_w: Tensor, q, k, v, mask, dk: int, dv: i
     for scale, (key, fields) in scales.items():
         out, weights = attention(q, k, v, mask=mask, scale=scale)
         if close(fn_w, weights) or close(fn_out, out):
-            if key in MISTAKES:
-                return Wrong.named(MISTAKES, key, **fields)
-            return Wrong.differs(MESSAGES, key, **fields)
+            return _mistake(key, **fields)
     weights = masked_softmax(q @ k.transpose(-2, -1), mask) / math.sqrt(dk)
     if close(fn_w, weights):
         return Wrong.named(MISTAKES, "attention-scales-weights")
@@ -213,7 +231,7 @@ def check_attention(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
     mask of ``check_masked_softmax`` (a query that may see no key gets zero weights and a zero
     output); q ``(..., T_q, d_k)``, k ``(..., T_k, d_k)``, v ``(..., T_k, d_v)`` with d_k !=
     d_v; out ``(..., T_q, d_v)``, weights ``(..., T_q, T_k)``; values and gradients."""
-    B, H, Tq, Tk, dk, dv = 2, 2, 3, 4, 8, 5
+    B, H, Tq, Tk, dk, dv = 2, 2, 3, 4, 12, 5  # d_k / 2 and 2 d_k are no other size
     q, k, v = (
         randn(B, H, Tq, dk),
         randn(B, H, Tk, dk, seed=1),
@@ -222,13 +240,7 @@ def check_attention(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
     mask = _attention_mask(B, Tq, Tk)
     for m in (None, mask):
         expected, expected_w = attention(q, k, v, mask=m)
-        try:
-            result = fn(q, k, v, mask=m)
-        except Exception as err:
-            wrong = lengths_mixed(lambda *qkv: fn(*qkv, mask=None), q, k, v)
-            if wrong is None:
-                raise
-            raise wrong from err
+        result = _called(fn, q, k, v, m)
         if not (isinstance(result, tuple) and len(result) == 2):
             raise Wrong.named(MISTAKES, "attention-one-result")
         shapes = tuple(tuple(getattr(r, "shape", ())) for r in result)
@@ -237,8 +249,9 @@ def check_attention(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
         weights_shape = tuple(expected_w.shape)
         if shapes[1] == (*weights_shape[:-2], Tk, Tq):
             raise Wrong.named(MISTAKES, "attention-k-times-q", tk=Tk, tq=Tq)
-        out = expect_tensor(result[0], "out", expected.shape, {"d_k, the keys' width": dk})
-        weights = expect_tensor(result[1], "weights", expected_w.shape)
+        sizes = {"T_q": Tq, "T_k": Tk, "d_k, the keys' width": dk, "d_v": dv}
+        out = expect_tensor(result[0], "out", expected.shape, sizes)
+        weights = expect_tensor(result[1], "weights", expected_w.shape, sizes)
         if close(weights, expected_w) and close(out, expected):
             continue
         named = _scale_diagnosis(out, weights, q, k, v, m, dk, dv)
@@ -411,13 +424,7 @@ def check_multihead(cls: type) -> Verdict:
     with torch.no_grad():
         for q, k, v, m in probes:
             B, Tq = q.shape[:2]
-            try:
-                result = mine(q, k, v, mask=m)
-            except Exception as err:
-                wrong = lengths_mixed(lambda *qkv: mine(*qkv, mask=None), q, k, v)
-                if wrong is None:
-                    raise
-                raise wrong from err
+            result = _called(mine, q, k, v, m)
             out = expect_tensor(
                 result[0] if isinstance(result, tuple) else result, "out", (B, Tq, D)
             )
@@ -447,7 +454,7 @@ def check_additive_attention(cls: type) -> Verdict:
     masked softmax over the keys (a padding mask ``(B, 1, T_k)``, and a mask ``(B, T_q, T_k)``
     where a query sees no key: zero weights) and the weighted sum of the values; called as
     ``m(queries, keys, values, mask=None) -> (out, weights)``."""
-    Dq, Dk, Hd, Dv, B, Tq, Tk = 3, 4, 6, 5, 2, 2, 4
+    Dq, Dk, Hd, Dv, B, Tq, Tk = 3, 7, 6, 5, 2, 2, 4  # key_dim apart from T_k
     torch.manual_seed(0)
     mine = cls(Dq, Dk, Hd)
     with_weights_of(mine, AdditiveAttention(Dq, Dk, Hd), ("W_q", "W_k", "w_v"))
@@ -465,33 +472,24 @@ def check_additive_attention(cls: type) -> Verdict:
     with torch.no_grad():
         for q, k, v, m in probes:
             B, Tq = q.shape[:2]
-            try:
-                result = mine(q, k, v, mask=m)
-            except Exception as err:
-                wrong = lengths_mixed(lambda *qkv: mine(*qkv, mask=None), q, k, v)
-                if wrong is None:
-                    raise
-                raise wrong from err
+            result = _called(mine, q, k, v, m)
             if not (isinstance(result, tuple) and len(result) == 2):
                 raise Wrong.differs(MESSAGES, "additive-not-a-pair")
             shapes = tuple(tuple(getattr(r, "shape", ())) for r in result)
             if shapes == ((B, Tq, Tk), (B, Tq, Dv)):
                 raise Wrong.named(MISTAKES, "additive-weights-first")
-            if shapes[0] == (B, Tq, Dk):
+            if shapes == ((B, Tq, Dk), (B, Tq, Tk)) and close(result[0], result[1].to(k) @ k):
                 raise Wrong.named(MISTAKES, "additive-out-from-keys", dk=Dk, dv=Dv)
-            out = expect_tensor(result[0], "out", (B, Tq, Dv), {"hidden_dim (W_k's width)": Hd})
+            sizes = {"hidden_dim (W_k's width)": Hd, "key_dim": Dk, "T_k": Tk}
+            out = expect_tensor(result[0], "out", (B, Tq, Dv), sizes)
             weights = expect_tensor(result[1], "weights", (B, Tq, Tk))
             want_out, want_w = reference(q, k, v, mask=m)
             if close(out, want_out) and close(weights, want_w):
                 continue
-            if torch.isnan(weights).any() or torch.isnan(out).any():
-                raise Wrong.named(MASKING, "softmax-nan-rows")
             pre = mine.W_q(q).unsqueeze(-2) + mine.W_k(k).unsqueeze(-3)  # (B, Tq, Tk, Hd)
             for key, score in _SCORES.items():
                 if close(weights, masked_softmax(score(mine, pre).squeeze(-1), m)):
-                    if key in MISTAKES:
-                        raise Wrong.named(MISTAKES, key)
-                    raise Wrong.differs(MESSAGES, key)
+                    raise _mistake(key)
             if close(weights, want_w):
                 raise Wrong.differs(MESSAGES, "additive-out-differs")
             scores = mine.w_v(torch.tanh(pre)).squeeze(-1)

@@ -50,9 +50,11 @@ MISTAKES = {
     "decoder-sees-future": "the decoder sees the future: changing the target at positions 2..3 "
     "moves the outputs at positions 0..1 (by up to {moved:.2f}). Pass tgt_mask (causal: True on "
     "and below the diagonal) to self-attention.",
-    "decoder-ignores-memory": "the output does not depend on memory: cross-attention takes its "
-    "queries from the decoder and its keys and values from memory, the encoder's output "
-    "(B, S, D).",
+    "decoder-ignores-memory": "the output does not depend on memory: changing memory moves "
+    "nothing. Either memory does not reach cross-attention (its queries come from the decoder, "
+    "its keys and values from memory, the encoder's output (B, S, D)), or cross-attention's "
+    "result is not used further on (each sub-layer's output, residual included, is the next "
+    "one's input).",
     "decoder-cross-reads-target": "cross-attention takes its keys and values from its own input, "
     "the target, instead of from memory (the encoder's output, (B, S, D)): the decoder never "
     "reads the source.",
@@ -70,6 +72,10 @@ MESSAGES = {
     "decoder-sees-future-symptom": "the decoder sees the future: changing the target at "
     "positions 2..3 moves the outputs at positions 0..1, where position t may depend only on "
     "positions 0..t (check each attention's queries, keys, values and masks).",
+    "encoder-no-padding-mask-symptom": "the padding is not hidden: changing sentence 1 at its "
+    "padding positions 3..4 moves the outputs at its real positions 0..2, which padding must not "
+    "do (check self-attention's queries, keys, values and mask: src_mask (B, 1, 1, S) masks the "
+    "keys).",
     "decoder-no-source-mask-symptom": "the source padding is not hidden: changing the memory "
     "at sentence 1's padding positions 3..4 moves its outputs, which padding must not do (check "
     "cross-attention's queries, keys, values and mask).",

@@ -431,9 +431,7 @@ def check_encoder_layer(cls: type) -> Verdict:
         layers=_layers_of_block(("self_attn",), norms=2),
         steps=_encoder_steps,
         dependences=[
-            _Dependence(
-                "encoder-no-padding-mask", i=0, where=(1, slice(3, None)), watch=(1, slice(0, 3))
-            ),  # fmt: skip
+            _Dependence("encoder-no-padding-mask", 0, (1, slice(3, None)), (1, slice(3)), drops=1),
         ],
     )
     _check_block(cls, block, (randn(B, S, D), _padding(S, real)))

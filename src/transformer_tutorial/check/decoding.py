@@ -49,8 +49,9 @@ MESSAGES = {
 
 MISTAKES = {
     "greedy-not-deterministic": "two calls on the same model and sources gave different tokens: "
-    "greedy search takes the most probable token (argmax) at each step; sampling from the "
-    "softmax belongs to chapter 18.",
+    "greedy search takes the most probable token (argmax) at each step, so the same call gives "
+    "the same sentence. Sampling from the softmax (that belongs to chapter 18), or state kept "
+    "from one call to the next (a global, a default argument that is a list), does this.",
     "greedy-not-argmax": "sentence {b}'s token at step {t} is {token}, the model's choice number "
     "{rank} after your own prefix; greedy search takes the most probable one, {best} (argmax "
     "of the last position's logits, PAD excluded), not a sample nor another rank.",

@@ -50,27 +50,29 @@ def implied_divisor(weights: Tensor, scores: Tensor) -> float | None:
 
 def scale_named(divisor: float, quantities: dict[str, float], dk: int) -> Wrong | None:
     """Name the quantity whose square root the reader divided by (one of ``quantities``), or
-    what ``d_k ** 1/2`` gives (d_k / 2 or 2 d_k)."""
-    for value, expression in ((dk / 2, "d_k / 2"), (2 * dk, "2 d_k")):
-        if abs(divisor - value) < 1e-3 * divisor and abs(value - math.sqrt(dk)) > 1e-6:
-            return Wrong.named(SCALE, "scale-power-precedence", divisor=divisor,
-                               expression=expression, root=math.sqrt(dk))  # fmt: skip
-    names = [
-        name
-        for name, value in quantities.items()
-        if abs(math.sqrt(value) - divisor) < 1e-3 * divisor
-    ]
-    if not names:
-        return None
-    return Wrong.named(
-        SCALE, "scale-other", divisor=divisor, square=divisor**2, names=" = ".join(names), dk=dk
-    )
+    what ``d_k ** 1/2`` gives (d_k / 2 or 2 d_k): only when that is the one reading of the
+    divisor, so None when one of ``quantities`` itself (no root) is the divisor too."""
+    near = lambda value: abs(value - divisor) < 1e-3 * divisor  # noqa: E731
+    if any(near(value) for value in quantities.values()):
+        return None  # a size taken whole: no mistake here names it, and nothing else is sure
+    powers = [expression for value, expression in ((dk / 2, "d_k / 2"), (2 * dk, "2 d_k"))
+              if near(value) and abs(value - math.sqrt(dk)) > 1e-6]  # fmt: skip
+    names = [name for name, value in quantities.items() if near(math.sqrt(value))]
+    if powers and not names:
+        return Wrong.named(SCALE, "scale-power-precedence", divisor=divisor,
+                           expression=powers[0], root=math.sqrt(dk))  # fmt: skip
+    if names and not powers:
+        return Wrong.named(SCALE, "scale-other", divisor=divisor, square=divisor**2,
+                           names=" = ".join(names), dk=dk)  # fmt: skip
+    return None
 
 
 EVAL = {
     "dropout-in-eval": "{what} changes from one call to the next on the same input, in eval mode: "
-    "dropout is still on. Use an nn.Dropout module (self.dropout), which model.eval() turns off "
-    "-- F.dropout(x, p) is on unless you pass training=self.training.",
+    "something random still runs. Most often dropout is still on: use an nn.Dropout module "
+    "(self.dropout), which model.eval() turns off -- F.dropout(x, p) is on unless you pass "
+    "training=self.training. A layer built inside forward (new random weights at every call) "
+    "or noise from torch.rand... does this too.",
 }
 
 
@@ -294,7 +296,10 @@ LOSS = {
 
 LOSS_MESSAGES = {
     "loss-negative": "the loss is {got:.6f}, negative: a cross-entropy -log p is never below "
-    "0. Did the raw logits go into nll_loss (it expects log-probabilities: log_softmax first)?",
+    "0. Did the raw logits go into nll_loss (it expects log-probabilities: log_softmax first), "
+    "or is the minus sign of -log p missing?",
+    "loss-sign": "the loss is {got:.6f}, the right loss {want:.6f} with its sign turned: the "
+    "minus of -log p is missing (a cross-entropy is never below 0).",
     "loss-ratio": "the loss is {got:.6f}, expected {want:.6f}: {ratio:.3f} times the right "
     "value{relation}.",
     "relation-tokens": ", the number of real tokens over the number of sentences ({tokens} / "
@@ -339,6 +344,8 @@ def loss_described(got: float, want: float, real: Tensor) -> str:
     """A wrong loss value told by its relation to the right one: negative, or a ratio that
     equals one of the batch's counts (tokens / sentences, positions / tokens)."""
     n = counts(real)
+    if got < 0 and abs(got + want) <= 1e-4 * max(abs(want), 1.0):
+        return say(LOSS_MESSAGES, "loss-sign", got=got, want=want)
     if got < 0:
         return say(LOSS_MESSAGES, "loss-negative", got=got)
     ratio = got / want if want else float("inf")

@@ -82,8 +82,10 @@ MESSAGES = {
     "hint-none-value": "a value is None where a number was needed: a variable that keeps its "
     "starting None because the loop meant to set it never did (a range one short, a condition "
     "never true), or a function that returns nothing on some path.",
-    "hint-none": "the check also calls your code with an optional argument left at None (such as "
-    "mask=None, no mask at all): handle None first (`if mask is None: ...`).",
+    "hint-none": "a value here is None. The check also calls your code with an optional argument "
+    "left at None (such as mask=None, no mask at all): handle None first (`if mask is None: "
+    "...`). Or a function of yours returns nothing (a missing `return`) where its result is "
+    "used.",
     "hint-broadcast": "two shapes do not line up here: a reduction without keepdim=True "
     "(x.mean(-1) is (..., T), not (..., T, 1)) or a missing unsqueeze is the usual cause.",
     "hint-tuple": "the book's attention modules and functions return a pair (output, weights): "

@@ -47,8 +47,10 @@ MISTAKES = {
     "one hypothesis in two rows) and says the new order: keep one row per entry, "
     "index_select(0, index) or t[index] -- a boolean mask keeps each row at most once.",
     "kv-cache-reorder-fewer-rows": "reorder({order}), keeping 2 of the {B} rows, broke the cache "
-    "({error}): greedy search drops its finished sentences this way. Build new tensors, "
-    "t[index] (or index_select(0, index)), rather than copying into the old ones.",
+    "({error}): greedy search drops its finished sentences this way, and the next append_self "
+    "brings 2 rows. The usual causes: the kept rows copied into the old tensors, a gather whose "
+    "index is expanded to the old shape, or a batch size kept from the first append. Select the "
+    "rows, t[index] or t.index_select(0, index): new tensors of len(index) rows.",
     "kv-cache-values-are-keys": "append_self returns the keys twice: its second result, the "
     "values, holds the keys. Return (all keys, all values) so far.",
     "kv-cache-history-lost": "appended one position at a time, the keys returned at position "
@@ -82,6 +84,9 @@ _APPEND_AXIS = {0: "kv-cache-batch-axis", 1: "kv-cache-heads-axis", 3: "kv-cache
 _REORDER_AXIS = {1: "kv-cache-reorder-heads", 2: "kv-cache-reorder-t"}
 
 MESSAGES = {
+    "kv-cache-first-append-differs": "a new cache's first append_self of one position returned "
+    "{got} positions, not the one appended: it must return exactly the positions appended so "
+    "far, here {want} -- attention reads every position returned as a key.",
     "kv-cache-not-tensors": "append_self should return tensors, got {kind} for the {name}.",
     "kv-cache-history-differs": "after appending {shapes} the {name} returned should be all of "
     "them in order along dim 2, {want}; yours differ.",
@@ -233,6 +238,25 @@ def _expect_long_history(cls: type, new: Callable, steps: int = 40) -> None:
             raise Wrong.named(MISTAKES, "kv-cache-history-lost", n=t + 1, first=first)
 
 
+def _expect_one_position(result: object, given: Tensor, other: Tensor) -> None:
+    """A new cache's first ``append_self`` of one position returns it alone: ``given`` are its
+    keys, ``other`` the keys another cache was given just before."""
+    if not (isinstance(result, tuple) and result and isinstance(result[0], Tensor)):
+        return  # the probes that follow say what is wrong
+    keys, n = result[0], result[0].shape[2]
+    if n == 0:
+        raise Wrong.named(MISTAKES, "kv-cache-returns-before-adding")
+    if n == 1 or keys.dim() != 4:
+        return
+    if any(close(keys[:, :, i : i + 1], other) for i in range(n)):
+        raise Wrong.named(MISTAKES, "kv-cache-shared-history", got=n)
+    if n == 2 and not keys[:, :, :1].any() and close(keys[:, :, 1:], given):
+        raise Wrong.named(MISTAKES, "kv-cache-zero-start")
+    if close(keys[:, :, :1], given) and not keys[:, :, 1:].any():  # the rest of a buffer
+        raise Wrong.named(MISTAKES, "kv-cache-whole-buffer", got=n)
+    raise Wrong.differs(MESSAGES, "kv-cache-first-append-differs", got=n, want=tuple(given.shape))
+
+
 @check("key/value cache", build="cls()", call="",
        methods=("cache.append_self(k, v)", "cache.reorder(index)"))  # fmt: skip
 def check_kv_cache(cls: type) -> Verdict:
@@ -249,16 +273,7 @@ def check_kv_cache(cls: type) -> Verdict:
 
     first, second = cls(), cls()  # two blocks' caches: each has its own history
     first.append_self(*new(1, 40))
-    keys = second.append_self(*new(1, 41))
-    if isinstance(keys, tuple) and isinstance(keys[0], Tensor) and keys[0].shape[2] == 0:
-        raise Wrong.named(MISTAKES, "kv-cache-returns-before-adding")
-    if isinstance(keys, tuple) and isinstance(keys[0], Tensor) and keys[0].shape[2] not in (1, 2):
-        raise Wrong.named(MISTAKES, "kv-cache-whole-buffer", got=keys[0].shape[2])
-    if isinstance(keys, tuple) and isinstance(keys[0], Tensor) and keys[0].shape[2] == 2:
-        if not keys[0][:, :, :1].any():  # an extra first position of zeros
-            raise Wrong.named(MISTAKES, "kv-cache-zero-start")
-        if torch.equal(keys[0][:, :, :1], new(1, 40)[0]):  # the other cache's keys
-            raise Wrong.named(MISTAKES, "kv-cache-shared-history", got=keys[0].shape[2])
+    _expect_one_position(second.append_self(*new(1, 41)), new(1, 41)[0], new(1, 40)[0])
     cache, pieces = cls(), ([], [])
     for step, T_new in enumerate((1, 1, 2)):  # 4 positions: (B, H, 4, Dh)
         _append(cache, new(T_new, step), pieces)

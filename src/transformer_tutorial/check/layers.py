@@ -22,10 +22,10 @@ MISTAKES = {
     "table-two-pi": "your angles are 2 pi i w_j: the book's are i w_j, with "
     "w_j = 10000^(-2j / d_model) (no factor 2 pi; the wavelengths already run from 2 pi to "
     "10000 * 2 pi).",
-    "table-exponent-zero": "every frequency is 1, so all the sine columns are the same: the "
-    "exponent -2j / d_model is 0 for every j. Integer division does that (2j // d_model, or "
-    "integer tensors divided with //); divide as floats: 10000 ** (-torch.arange(0, d_model, 2) "
-    "/ d_model).",
+    "table-exponent-zero": "every frequency is 1, so all the sine columns are the same, "
+    "sin(pos): the frequencies w_j = 10000^(-2j / d_model) are missing, or their exponent is 0 "
+    "for every j. Integer division does that (2j // d_model, or integer tensors divided with "
+    "//); divide as floats: 10000 ** (-torch.arange(0, d_model, 2) / d_model).",
     "table-base": "your frequencies follow the base {base:g} instead of 10000: w_j = "
     "10000^(-2j / d_model). (Written as exp(-2j ln(10000) / d_model), the log must be the "
     "natural one, math.log.)",

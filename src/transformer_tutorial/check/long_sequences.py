@@ -92,6 +92,10 @@ MESSAGES = {
     "the edges, but it still has an output.",
     "banded-differs": "the output differs from full attention under the band mask {here} at "
     "frames {frames}.",
+    "banded-nan": "your output contains NaN {here} at frames {frames}, where the book's has "
+    "numbers (zeros for a frame that sees no key). A softmax over scores that are all -inf is "
+    "0/0 = NaN: check which keys each of these frames sees, and give a frame that sees none zero "
+    "weights, as masked_softmax does (chapter 6).",
     "banded-window-itself": "with window = {window} and T = {T}, each frame sees only itself, so "
     "the output is v. {diagnosis}",
     "banded-window-whole": "with window = {window} and T = {T}, the band covers the whole "
@@ -174,8 +178,15 @@ def _context(q: Tensor, w: int, causal: bool, real):
     )
 
 
+def _frames(frames: list[int]) -> str:
+    """The first frames of a list, in words: ``[0, 3, 4, ...]``."""
+    return "[" + ", ".join(map(str, frames[:8])) + (", ..." if len(frames) > 8 else "") + "]"
+
+
 def _diagnose(got: Tensor, q: Tensor, k: Tensor, v: Tensor, w: int, causal: bool, real) -> Wrong:
     """The likeliest mistake that turns band-masked full attention into ``got``."""
+    if torch.isnan(got).any():
+        return _nan_mistake(got, q, k, v, w, causal, real)
     for diagnosis in (_scores_mistake, _width_mistake, _causal_mistake, _padding_mistake):
         said = diagnosis(got, q, k, v, w, causal, real)
         if said:
@@ -183,13 +194,28 @@ def _diagnose(got: Tensor, q: Tensor, k: Tensor, v: Tensor, w: int, causal: bool
     return _edges_or_difference(got, q, k, v, w, causal, real)
 
 
+def _nan_mistake(got: Tensor, q: Tensor, k: Tensor, v: Tensor, w: int, causal: bool, real) -> Wrong:
+    """NaN in ``got``: at exactly the frames that see no key, the rest right; else the mistake
+    that ``got`` shows with its NaN frames as zeros (what the mistake's frames that see no key
+    get from the book's attention); else the NaN frames said."""
+    T, here, pad, band, lo, hi, both = _context(q, w, causal, real)
+    nan = got.isnan().any(-1)  # (B, H, T)
+    zeroed = got.masked_fill(nan[..., None], 0.0)
+    unseen = ~both(band).any(-1)  # (B or 1, 1, T): the frames that see no key
+    if torch.equal(nan, unseen.expand_as(nan)) and _same(zeroed, _masked(q, k, v, both(band))):
+        return Wrong.named(MISTAKES, "banded-nan-row", here=here)
+    said = _diagnose(zeroed, q, k, v, w, causal, real)
+    if said.mistake not in (None, "banded-padding-outputs-zeroed"):  # zeros put, not NaN made
+        return said
+    frames = _frames(nan.any(0).any(0).nonzero().flatten().tolist())
+    return Wrong.differs(MESSAGES, "banded-nan", here=here, frames=frames)
+
+
 def _scores_mistake(
     got: Tensor, q: Tensor, k: Tensor, v: Tensor, w: int, causal: bool, real
 ) -> Wrong | None:
-    """NaN, no scale, or no band at all."""
+    """No scale, or no band at all."""
     T, here, pad, band, lo, hi, both = _context(q, w, causal, real)
-    if torch.isnan(got).any():
-        return Wrong.named(MISTAKES, "banded-nan-row", here=here)
     if _same(got, _masked(q, k, v, both(band), scale=1.0)):
         dh = q.shape[-1]
         return Wrong.named(MISTAKES, "banded-unscaled", dh=dh, times=math.sqrt(dh))
@@ -299,8 +325,7 @@ def _edges_or_difference(
     if w > 0 and bad and all(t < w or t >= T - (0 if causal else w) for t in bad):
         upper = "t" if causal else "min(T - 1, t + w)"
         return Wrong.differs(MESSAGES, "banded-ends-differ", bad=bad, here=here, upper=upper)
-    frames = ", ".join(map(str, bad[:8])) + (", ..." if len(bad) > 8 else "")
-    return Wrong.differs(MESSAGES, "banded-differs", here=here, frames=f"[{frames}]")
+    return Wrong.differs(MESSAGES, "banded-differs", here=here, frames=_frames(bad))
 
 
 @check("banded local attention", call="fn(q, k, v, window, causal=False, key_padding=None)")

@@ -164,6 +164,11 @@ MISTAKES |= {
     "way, so nothing fails; the weights are learnt for one order.",
     "bahdanau-logits": "the state is right but the logits are not: they come from out([s'_t; "
     "c_t]), the new state beside the context.",
+    "bahdanau-logits-normalised": "your logits are the {how} of the right logits: return the "
+    "output layer's scores, out([s'_t; c_t]), as they are (the loss and the decoding take the "
+    "softmax themselves).",
+    "bahdanau-logits-old-state": "the logits come from out([s'_{{t-1}}; c_t]), the state you were "
+    "given: they come from the new state, out([s'_t; c_t]).",
 }
 
 MESSAGES = {
@@ -430,6 +435,14 @@ def _expect_state_and_logits(decoder, prev: Tensor, state: Tensor, attend: Calla
             swapped = decoder.out(torch.cat([context, last_hidden(want_state)[:, None]], -1))
         if close(logits, swapped[:, 0]):
             raise Wrong.named(MISTAKES, "bahdanau-logits-order")
+        for how, normalised in (("softmax", want_logits.softmax(-1)),
+                                ("log_softmax", want_logits.log_softmax(-1))):  # fmt: skip
+            if close(logits, normalised):
+                raise Wrong.named(MISTAKES, "bahdanau-logits-normalised", how=how)
+        with torch.no_grad():  # out([s'_{t-1}; c_t])
+            old = decoder.out(torch.cat([last_hidden(state)[:, None], context], -1))[:, 0]
+        if close(logits, old):
+            raise Wrong.named(MISTAKES, "bahdanau-logits-old-state")
         raise Wrong.named(MISTAKES, "bahdanau-logits")
 
 
@@ -441,7 +454,7 @@ def check_bahdanau_step(fn: Callable[..., tuple]) -> Verdict:
     prev ``(B,)`` the previous tokens, state ``(1, B, D)`` the decoder state ``s'_{t-1}``,
     memory ``(B, S, D)`` the encoder states, src_mask ``(B, S)`` bool (True = a real source
     token); returns logits ``(B, V)``, the new state ``(1, B, D)`` and the weights ``(B, S)``."""
-    V, E, D, A, B, S = NUM_SPECIALS + 6, 6, 8, 5, 3, 5
+    V, E, D, A, B, S = NUM_SPECIALS + 6, 6, 8, 4, 3, 5  # A != S: the two errors of a size differ
     torch.manual_seed(0)
     decoder = BahdanauDecoder(V, E, D, attn_dim=A)
     g = torch.Generator().manual_seed(1)

@@ -103,7 +103,12 @@ MESSAGES = {
 # --- pad_sequences --------------------------------------------------------------------------------
 
 # The longest sequence is in the middle, not first: a batch as wide as its first row is a mistake.
-_SEQS = [[5, 6, 7], [8], [9, 10, 11, 12, 13], [14, 15]]
+_SEQS = [
+    [5, 6, 7],
+    [14, 15],
+    [9, 10, 11, 12, 13],
+    [8],
+]  # widths: first, max(), longest, last differ
 
 
 def _padded_and_lengths(result: object) -> tuple[Tensor, Tensor]:

@@ -27,7 +27,7 @@ MESSAGES = {
     "shape-reordered": "the same sizes in another order (a transpose or permute missing or extra).",
     "shape-one-off": "axis {axis} holds {got_n} entries where {want_n} belong, one {more_less}: an "
     "off-by-one (a range or slice that starts at 1 or stops one early, or a token added or "
-    "dropped).",
+    "dropped), or a size taken from another tensor.",
     "shape-broadcast-one": "axis {axis} holds {got_n} entries where it should have size 1: "
     "something was broadcast along it (often an axis of size 1 dropped by a squeeze() without "
     "an axis, or by a reduction without keepdim=True, and the tensor then broadcast against "

@@ -41,8 +41,8 @@ MISTAKES = {
     "back as {dtype}: it was averaged as floats. Keep an integer buffer as the newest "
     "checkpoint has it, in its own dtype.",
     "average-integer-buffer-averaged": "`{counter}` is {got}; the checkpoints were saved at "
-    "steps {steps}. An integer buffer (a step counter) is not a weight to average: keep the "
-    "newest checkpoint's, {last}.",
+    "steps {steps}. An integer buffer (a step counter) is neither averaged nor taken from an "
+    "older checkpoint: keep the newest checkpoint's, {last}.",
     "average-float64-from-float32": "`{name}` comes back as {dtype} from {want} weights: the "
     "average must keep the weights' dtype (a float64 state dict doubles the checkpoint and "
     "changes the model it is loaded into).",

@@ -215,6 +215,21 @@ def step_logits_without_context(decoder, prev, state, memory, src_mask):
     return decoder.out(torch.cat([output[:, 0], output[:, 0]], -1)), state, weights
 
 
+def step_softmax_logits(decoder, prev, state, memory, src_mask):
+    context, weights = attend(decoder, state[-1], memory, src_mask)
+    y = decoder.embedding(prev)
+    output, state = decoder.rnn(torch.cat([y, context], -1)[:, None], state)
+    logits = decoder.out(torch.cat([output[:, 0], context], -1))
+    return logits.softmax(-1), state, weights  # probabilities, not logits
+
+
+def step_logits_from_old_state(decoder, prev, state, memory, src_mask):
+    context, weights = attend(decoder, state[-1], memory, src_mask)
+    y = decoder.embedding(prev)
+    _, new_state = decoder.rnn(torch.cat([y, context], -1)[:, None], state)
+    return decoder.out(torch.cat([state[-1], context], -1)), new_state, weights
+
+
 TF, STEP = check.check_teacher_forcing_loss, check.check_bahdanau_step
 
 MISTAKES = [
@@ -246,6 +261,8 @@ MISTAKES = [
     Mistake(STEP, "bahdanau-softmax-size-1", step_softmax_trailing_axis, "an axis of size 1"),
     Mistake(STEP, "bahdanau-softmax-batch", step_softmax_over_batch, "sum to 1 over the batch"),
     Mistake(STEP, "bahdanau-logits", step_logits_without_context, "out([s'_t; c_t])"),
+    Mistake(STEP, "bahdanau-logits-normalised", step_softmax_logits, "the softmax of the right"),
+    Mistake(STEP, "bahdanau-logits-old-state", step_logits_from_old_state, "the state you were"),
 ]
 
 CORRECT = [

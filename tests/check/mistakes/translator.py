@@ -167,7 +167,7 @@ MISTAKES = [
         C,
         "average-integer-buffer-averaged",
         counter_averaged_as_integer,
-        "is not a weight to average",
+        "neither averaged nor taken from an older checkpoint",
     ),
     Mistake(
         C,
