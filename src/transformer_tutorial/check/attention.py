@@ -93,8 +93,10 @@ MESSAGES = {
     "softmax-gradients-differ": "the values are right but the gradients differ from the reference.",
     "attention-times-sqrt-dk": "you multiply the scores by sqrt(d_k); divide them by it.",
     "attention-out-differs": "the weights are right but out is not: out = weights @ v.",
-    "attention-nan-gradient": "the gradient with respect to {name} has NaN: a query that sees no "
-    "key must not reach softmax as a row of -inf.",
+    "attention-nan-gradient": "the gradient with respect to {name} has NaN. This probe has a "
+    "query that sees no key, whose zero weights need a finite gradient too: a row of -inf into "
+    "softmax, or a sum clamped to a tiny number (1 / tiny overflows backward), gives NaN. Zero "
+    "such a row with torch.where after the softmax, as masked_softmax does (chapter 6).",
     "attention-gradient-differs": "the gradient with respect to {name} differs from the reference.",
     "multihead-split-dh-first-only": "you split D into (Dh, H) instead of (H, Dh): view the "
     "projection as (B, T, H, Dh), then move H forward, so that head h gets features h*Dh .. "

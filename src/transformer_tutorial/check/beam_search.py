@@ -263,8 +263,10 @@ MISTAKES = {  # beam-<mistake>: the sentence of each mistake of _beam_steps
     "beam-eos-not-in-length": "the length penalty does not count EOS: the |Y| of a hypothesis that "
     "ends with EOS includes its EOS ({lp}).",
     "beam-plain-power": "the length penalty is |Y| ** length_penalty; the book's (GNMT's) is {lp}.",
-    "beam-penalty-precedence": "the length penalty is (5 + |Y|) / 6 ** length_penalty: ** binds "
-    "before /, so the power applies to 6 alone. Bracket the fraction: {lp}.",
+    "beam-penalty-precedence": "your search ranks by log P / (5 + |Y|) times a constant: the "
+    "length penalty grows linearly with |Y|, not as a power. (5 + |Y|) / 6 ** length_penalty "
+    "does this (** binds before /, so the power applies to 6 alone), and so does ((5 + |Y|) / 6) "
+    "* length_penalty (a product for the power). Bracket the fraction and raise it: {lp}.",
     "beam-raw-logits": "yours adds up raw logits: log P(Y) is the sum of log-probabilities, "
     "logits.log_softmax(-1) at each step (the logits of two steps are not on one scale).",
     "beam-probabilities": "yours adds up probabilities (softmax): log P(Y) is the sum of "
@@ -341,8 +343,9 @@ def _beam_mistake(fn: Callable, got: list, want: list, probe: int, cases: list) 
         candidates = [m for m in candidates if known[m] == theirs]
         if not candidates:
             break
-    if candidates:
-        return Wrong.named(MISTAKES, "beam-" + _ALIASES.get(candidates[0], candidates[0]), lp=_LP)
+    named = {_ALIASES.get(m, m) for m in candidates}
+    if len(named) == 1:  # one mistake, and only one, gives the reader's output everywhere
+        return Wrong.named(MISTAKES, "beam-" + named.pop(), lp=_LP)
     c, K, alpha = BEAM_PROBES[probe]
     wrong = alone_mistake(fn, got, case, beam_size=K, length_penalty=alpha)
     if wrong is not None:

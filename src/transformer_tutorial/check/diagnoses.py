@@ -138,8 +138,9 @@ MASKING = {
     "scores with -inf before the softmax).",
     "softmax-then-zero": "you zero the masked weights after the softmax, so the rows no longer "
     "sum to 1: fill the masked scores with -inf before the softmax.",
-    "softmax-times-mask": "you multiply the scores by the mask: a masked score becomes 0, not "
-    "-inf, and still gets weight. Fill the masked scores with -inf.",
+    "softmax-times-mask": "a masked score becomes 0, not -inf, and still gets weight: "
+    "multiplying the scores by the mask does this, and so does masked_fill(..., 0). Fill the "
+    "masked scores with -inf.",
     "softmax-log": "your weights are log-probabilities, at most 0: their exp is the softmax "
     "over the keys. The weights are softmax(scores), not log_softmax(scores).",
     "softmax-sigmoid": "each of your weights is sigmoid(score), on its own: the weights of a "

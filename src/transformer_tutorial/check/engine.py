@@ -76,7 +76,9 @@ MESSAGES = {
     "squeeze() without an axis dropped one of size 1 (the batch, when there is one sentence). "
     "Name the axis, `.squeeze(-1)`, or index it away (`logits[:, -1]`).",
     "hint-out-of-bounds": "an index equals (or passes) the size of its axis: indices run from 0 to "
-    "n - 1, so the last real token of a row of length L is at L - 1.",
+    "n - 1. An index one too far (the last of L tokens is at L - 1) does this, and so does an "
+    "index meant for another axis (a flat index split by the wrong size, a gather or scatter "
+    "along the wrong dim).",
     "hint-expand-axes": "a tensor has more axes than the shape it is used in: often an RNN state "
     "(num_layers, B, D) where (B, D) belongs -- take state[-1].",
     "hint-none-value": "a value is None where a number was needed: a variable that keeps its "
@@ -86,8 +88,9 @@ MESSAGES = {
     "left at None (such as mask=None, no mask at all): handle None first (`if mask is None: "
     "...`). Or a function of yours returns nothing (a missing `return`) where its result is "
     "used.",
-    "hint-broadcast": "two shapes do not line up here: a reduction without keepdim=True "
-    "(x.mean(-1) is (..., T), not (..., T, 1)) or a missing unsqueeze is the usual cause.",
+    "hint-broadcast": "two shapes do not line up here: print them. A reduction without "
+    "keepdim=True (x.mean(-1) is (..., T), not (..., T, 1)), a missing unsqueeze, or a split "
+    "along the wrong axis (chunk and split cut dim 0 unless given dim=) are the usual causes.",
     "hint-tuple": "the book's attention modules and functions return a pair (output, weights): "
     "take the output, e.g. `out, _ = self.self_attn(...)` or `self.self_attn(...)[0]`.",
     "arguments-reordered": "the check calls your code as `{call}`, but `{name}` takes {signature}: "

@@ -12,7 +12,7 @@ from ..feedforward import PositionwiseFeedForward
 from ..masks import causal_mask
 from .diagnoses import expect_same_twice
 from .engine import check
-from .tensors import close, expect_tensor, randn, with_weights_of
+from .tensors import backward, close, expect_tensor, randn, tolerance, with_weights_of
 from .verdict import Verdict, Wrong, say
 
 MISTAKES = {
@@ -135,6 +135,13 @@ MISTAKES |= {
 MESSAGES = {
     "ffn-output": "the network's output",
     "norm-differs": "the output differs from (x - mean) / sqrt(var + eps) over the last axis.",
+    "norm-backward-fails": "the output is right, but the backward pass through it fails: {error}",
+    "norm-backward-in-place": "the output is right, but the backward pass through it fails: a "
+    "tensor autograd saved for the gradient was changed in place afterwards (/=, -=, div_, "
+    "sub_). Compute a new tensor, y = (x - mean) / torch.sqrt(var + eps).",
+    "norm-gradient-differs": "the output is right, but its gradient with respect to x differs "
+    "from nn.LayerNorm's: the mean and the variance depend on x, and the gradient must flow "
+    "through them too (no torch.no_grad(), detach() or .item() on them).",
     "causal-batched": "the mask for T = {T} has shape {shape}: return ({T}, {T}); the model "
     "broadcasts it over the batch itself.",
     "causal-dtype": "the mask has dtype {dtype}; use torch.bool (True = may attend).",
@@ -287,6 +294,7 @@ def check_layer_norm(fn: Callable[[Tensor], Tensor], eps: float = 1e-5) -> Verdi
     if close(got, expected, 1e-6):
         if not torch.equal(given, x):
             raise Wrong.named(MISTAKES, "norm-in-place")
+        _expect_layer_norm_gradient(fn, x, eps)
         return "every position is normalised over its features, as nn.LayerNorm does."
     if (other := _implied_eps(x, got.detach().double())) is not None:  # 1e-12, 1e-6, ...
         raise Wrong.named(MISTAKES, "norm-other-eps", got=other, eps=eps)
@@ -294,6 +302,22 @@ def check_layer_norm(fn: Callable[[Tensor], Tensor], eps: float = 1e-5) -> Verdi
         if close(got, wrong, 1e-6):
             raise Wrong.named(MISTAKES, key)
     raise Wrong.differs(MESSAGES, "norm-differs")
+
+
+def _expect_layer_norm_gradient(fn: Callable[[Tensor], Tensor], x: Tensor, eps: float) -> None:
+    """The gradient with respect to x, through the mean and the variance, as nn.LayerNorm's."""
+    r = randn(*x.shape, seed=3)  # a loss that weighs every output differently
+    mine, ref = x.clone().requires_grad_(), x.clone().requires_grad_()
+    out = fn(mine)
+    try:
+        backward((out * r).sum(), "the output")
+    except RuntimeError as err:
+        if "inplace operation" in str(err):
+            raise Wrong.differs(MESSAGES, "norm-backward-in-place") from err
+        raise Wrong.differs(MESSAGES, "norm-backward-fails", error=str(err).split("\n")[0]) from err
+    (torch.nn.functional.layer_norm(ref, x.shape[-1:], eps=eps) * r).sum().backward()
+    if mine.grad is None or not close(mine.grad, ref.grad, 4 * tolerance(out)):
+        raise Wrong.differs(MESSAGES, "norm-gradient-differs")
 
 
 def _implied_eps(x: Tensor, got: Tensor) -> float | None:

@@ -395,7 +395,7 @@ MISTAKES = [
     Mistake(SOFT, "softmax-ignores-mask", softmax_ignores_mask, "the mask is not used"),
     Mistake(SOFT, "softmax-minus-1e9", softmax_minus_1e9, "(-1e9) instead of -inf"),
     Mistake(SOFT, "softmax-then-zero", softmax_then_zero, "zero the masked weights after"),
-    Mistake(SOFT, "softmax-times-mask", softmax_times_mask, "multiply the scores by the mask"),
+    Mistake(SOFT, "softmax-times-mask", softmax_times_mask, "multiplying the scores by the mask"),
     Mistake(
         A, "attention-unscaled", attention_unscaled, "forgot to divide the scores by sqrt(d_k)"
     ),
