@@ -8,9 +8,9 @@ import torch
 from torch import Tensor
 
 from ..attention import attention
-from .diagnoses import implied_divisor, masking_mistake, scale_named
+from .diagnoses import GRADIENTS, implied_divisor, masking_mistake, scale_named
 from .engine import check
-from .tensors import close, expect_tensor, randn
+from .tensors import backward, close, expect_tensor, randn
 from .verdict import Verdict, Wrong, say
 
 MISTAKES = {
@@ -46,6 +46,11 @@ MISTAKES = {
 }
 
 MESSAGES = {
+    "self-attn-gradient-differs": "the values are right, but the gradient with respect to x "
+    "differs from the book's: something on the way from x to out is cut from autograd (a "
+    "detach(), .data, .item(), torch.no_grad(), or a tensor rebuilt from plain numbers).",
+    "self-attn-not-a-parameter": "the values are right, but `{name}` is a plain tensor that "
+    "does not ask for a gradient, so training never changes it: wrap it in nn.Parameter(...).",
     "d-in": "d_in, the input's width",
     "d-k": "d_k, the width of the queries and keys",
     "length": "T, the length",
@@ -81,6 +86,24 @@ def _matrix(module: torch.nn.Module, name: str, d_in: int, d_out: int) -> Tensor
         raise Wrong.differs(MESSAGES, "self-attn-matrix-shape", name=name,
                             shape=tuple(theirs.shape), d_in=d_in, d_out=d_out)  # fmt: skip
     return theirs.detach().double()
+
+
+def _expect_gradients(mine: torch.nn.Module, x: Tensor, mask: Tensor, matrices: tuple) -> None:
+    """The gradient reaches x and every matrix, as through the book's attention."""
+    r = randn(*x.shape[:-1], matrices[2].shape[1], seed=3)  # a loss that weighs each output
+    theirs, ours = x.clone().requires_grad_(), x.clone().requires_grad_()
+    backward((mine(theirs, mask)[0] * r).sum(), "out")
+    W_q, W_k, W_v = (W.clone().requires_grad_() for W in matrices)
+    (attention(ours @ W_q, ours @ W_k, ours @ W_v, mask)[0] * r).sum().backward()
+    for name in ("W_q", "W_k", "W_v"):
+        held = getattr(mine, name)
+        param = held.weight if isinstance(held, torch.nn.Linear) else held
+        if not param.requires_grad:  # a plain tensor: never trained
+            raise Wrong.differs(MESSAGES, "self-attn-not-a-parameter", name=name)
+        if param.grad is None:
+            raise Wrong.named(GRADIENTS, "gradient-detached", name=name)
+    if theirs.grad is None or not close(theirs.grad, ours.grad):
+        raise Wrong.differs(MESSAGES, "self-attn-gradient-differs")
 
 
 def _diagnose(out: Tensor, weights: Tensor, x: Tensor, matrices: tuple, probe_mask) -> None:
@@ -177,6 +200,7 @@ def check_self_attention(cls: type) -> Verdict:
         if close(out, want) and close(weights, want_w):
             continue
         _diagnose(out, weights, x, (W_q, W_k, W_v), probe_mask)
+    _expect_gradients(mine, x, mask, (W_q, W_k, W_v))
     try:  # built without d_v: V is d_k wide
         _matrix(cls(d_in, d_k), "W_v", d_in, d_k)
     except Wrong as wrong:
