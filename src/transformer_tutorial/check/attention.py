@@ -21,6 +21,7 @@ from .diagnoses import (
     scale_named,
 )
 from .engine import check
+from .self_attention import MISTAKES as SELF_ATTENTION
 from .tensors import backward, close, expect_tensor, randn, tolerance, with_weights_of
 from .verdict import POLARITY, Verdict, Wrong, say
 
@@ -234,11 +235,7 @@ def check_attention(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
     output); q ``(..., T_q, d_k)``, k ``(..., T_k, d_k)``, v ``(..., T_k, d_v)`` with d_k !=
     d_v; out ``(..., T_q, d_v)``, weights ``(..., T_q, T_k)``; values and gradients."""
     B, H, Tq, Tk, dk, dv = 2, 2, 3, 4, 12, 5  # d_k / 2 and 2 d_k are no other size
-    q, k, v = (
-        randn(B, H, Tq, dk),
-        randn(B, H, Tk, dk, seed=1),
-        randn(B, H, Tk, dv, seed=2),
-    )
+    q, k, v = randn(B, H, Tq, dk), randn(B, H, Tk, dk, seed=1), randn(B, H, Tk, dv, seed=2)
     mask = _attention_mask(B, Tq, Tk)
     for m in (None, mask):
         expected, expected_w = attention(q, k, v, mask=m)
@@ -248,14 +245,15 @@ def check_attention(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
         shapes = tuple(tuple(getattr(r, "shape", ())) for r in result)
         if shapes == (tuple(expected_w.shape), tuple(expected.shape)):
             raise Wrong.named(MISTAKES, "attention-weights-first")
-        weights_shape = tuple(expected_w.shape)
-        if shapes[1] == (*weights_shape[:-2], Tk, Tq):
+        if shapes[1] == (*expected_w.shape[:-2], Tk, Tq):
             raise Wrong.named(MISTAKES, "attention-k-times-q", tk=Tk, tq=Tq)
         sizes = {"T_q": Tq, "T_k": Tk, "d_k, the keys' width": dk, "d_v": dv}
         out = expect_tensor(result[0], "out", expected.shape, sizes)
         weights = expect_tensor(result[1], "weights", expected_w.shape, sizes)
         if close(weights, expected_w) and close(out, expected):
             continue
+        if m is not None and close(out, expected) and close(weights, attention(q, k, v)[1]):
+            raise Wrong.named(SELF_ATTENTION, "self-attn-weights-unmasked")  # pre-mask weights
         named = _scale_diagnosis(out, weights, q, k, v, m, dk, dv)
         if named:
             raise named
@@ -488,6 +486,8 @@ def check_additive_attention(cls: type) -> Verdict:
             want_out, want_w = reference(q, k, v, mask=m)
             if close(out, want_out) and close(weights, want_w):
                 continue
+            if m is not None and close(out, want_out) and close(weights, reference(q, k, v)[1]):
+                raise Wrong.named(SELF_ATTENTION, "self-attn-weights-unmasked")
             pre = mine.W_q(q).unsqueeze(-2) + mine.W_k(k).unsqueeze(-3)  # (B, Tq, Tk, Hd)
             for key, score in _SCORES.items():
                 if close(weights, masked_softmax(score(mine, pre).squeeze(-1), m)):

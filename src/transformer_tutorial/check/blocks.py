@@ -362,7 +362,7 @@ def _build(cls: type, block: _Block, args: tuple, norm_first: bool) -> _Run:
             message = describe(err, Call("", "layer(...)", BUILD), cls)
             if "bug in the checker" in message:
                 raise
-            if block.hint:
+            if block.hint and any(w in str(err).lower() for w in ("size", "shape", "dimension")):
                 message = say(ENGINE_MESSAGES, "with-hint", message=message, hint=block.hint)
             raise Wrong(message) from err
     got = expect_tensor(result, "the output", args[0].shape)

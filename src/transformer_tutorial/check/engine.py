@@ -91,8 +91,9 @@ MESSAGES = {
     "hint-broadcast": "two shapes do not line up here: print them. A reduction without "
     "keepdim=True (x.mean(-1) is (..., T), not (..., T, 1)), a missing unsqueeze, or a split "
     "along the wrong axis (chunk and split cut dim 0 unless given dim=) are the usual causes.",
-    "hint-tuple": "the book's attention modules and functions return a pair (output, weights): "
-    "take the output, e.g. `out, _ = self.self_attn(...)` or `self.self_attn(...)[0]`.",
+    "hint-tuple": "a tuple stands where a tensor belongs: attention returns (output, weights), an "
+    "RNN (output, state), and an LSTM's state is a pair (h, c). Unpack it and use the part you "
+    "mean, e.g. `out, _ = self.self_attn(...)` or `h, c = state`.",
     "arguments-reordered": "the check calls your code as `{call}`, but `{name}` takes {signature}: "
     "the same arguments in another order, so each would get the value meant for another. Put "
     "them in the order of the call.",
@@ -117,10 +118,11 @@ MESSAGES = {
     "equal the second-to-last of b (and their batch axes must agree), and an nn.Linear takes "
     "inputs whose last axis is its in_features. Check which tensor goes into which layer or "
     "product, and which axis holds the features.",
-    "hint-cross-entropy": "F.cross_entropy (and nll_loss) wants the classes on axis 1: logits "
-    "(N, V) with targets (N,), or (B, V, T) with targets (B, T). Flatten both "
-    "(`logits.reshape(-1, V)`, `targets.reshape(-1)`), or move V to axis 1 with "
-    "`logits.transpose(1, 2)`.",
+    "hint-cross-entropy": "F.cross_entropy (and nll_loss) wants logits (N, V) with targets (N,), "
+    "or (B, V, T) with targets (B, T): the classes on axis 1, one target per position. Print both "
+    "shapes. Classes elsewhere: flatten both (`logits.reshape(-1, V)`, `targets.reshape(-1)`) or "
+    "`logits.transpose(1, 2)`. Logits for more or fewer positions than targets: the model's input "
+    "has another length (a decoder input is the targets shifted, `[BOS] + tgt[:, :-1]`).",
     "hint-bool-index": "indexing with a boolean mask (`x[mask] = value`) needs the mask to have the "
     "shape of x's leading axes: it does not broadcast. `x.masked_fill(mask, value)` broadcasts, "
     "and leaves x as it was.",
@@ -132,9 +134,9 @@ MESSAGES = {
     "hint-dim-range": "the tensor has fewer axes than the line assumes: count axes from the end "
     "(dim=-1 is the last) so that the same line works with and without batch or head axes, or "
     "check which tensor this is.",
-    "hint-index-range": "an nn.Embedding (or an index) got an id at or beyond its size: a token id "
-    "not below the vocabulary size, or a position not below max_len. Check which ids go into "
-    "which table.",
+    "hint-index-range": "an nn.Embedding (or an index) got an id outside 0 .. size - 1: a token "
+    "id not below the vocabulary size, a position not below max_len, or a negative placeholder "
+    "(such as -100 or -1) used as an id. Check which ids go into which table.",
     "hint-cast": "an in-place operation would store fractions in an integer tensor (`+=`, `*=` or "
     "`/=` into a long tensor, such as one made from token ids): make it a float tensor first, or "
     "compute out of place.",
@@ -162,9 +164,7 @@ _HINTS = {
         "hint-in-place"
     ),
     r"mat1 and mat2 shapes cannot be multiplied|first two dimensions of batch2": "hint-matmul",
-    r"Expected target size|Expected input batch_size \(\d+\) to match target": (
-        "hint-cross-entropy"
-    ),
+    r"Expected target size|Expected input batch_size": "hint-cross-entropy",
     r"The shape of the mask \[.*\] at index \d+ does not match": "hint-bool-index",
     r"shape '\[[-\d, ]*\]' is invalid for input of size": "hint-reshape-size",
     r"Sizes of tensors must match except in dimension|stack expects each tensor to be equal": (

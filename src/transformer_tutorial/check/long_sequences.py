@@ -11,6 +11,7 @@ from torch import Tensor
 
 from ..attention import attention, masked_softmax
 from ..local_attention import band_mask
+from .attention import MISTAKES as ATTENTION
 from .diagnoses import GRADIENTS, MASKING
 from .engine import check
 from .tensors import close, expect_tensor, randn
@@ -32,9 +33,11 @@ MISTAKES = {
     "banded-padding-zeroed": "the padding frames' keys and values are set to zero instead of "
     "masked: a zero key still scores 0 and takes weight exp(0) in the softmax. Leave them out "
     "with the mask (-inf before the softmax), band & key_padding.",
-    "banded-padding-outputs-zeroed": "the outputs of the padding frames are set to zero: a "
-    "padding frame still attends to the real keys in its band (key_padding hides keys, not "
-    "queries); only a frame that sees no key at all gets zeros.",
+    "banded-padding-outputs-zeroed": "the outputs of the padding frames are set to zero, after "
+    "the attention or by a mask on the queries too (key_padding on both axes: they see no key). "
+    "A padding frame still attends to the real keys in its band: key_padding hides keys, not "
+    "queries (band & key_padding[:, None, None, :]); only a frame that sees no key at all gets "
+    "zeros.",
     "banded-nan-row": "your output contains NaN {here}: a frame whose keys are all padding gets "
     "softmax(-inf, ..., -inf) = 0/0. Give it zero weights and a zero output, as masked_softmax "
     "does (chapter 6).",
@@ -224,6 +227,9 @@ def _scores_mistake(
     dh = q.shape[-1]
     if _same(got, _masked(q, k, v, both(band), scale=1 / dh)):
         return Wrong.named(MISTAKES, "banded-scaled-by-dh", dh=dh, root=math.sqrt(dh))
+    dv = v.shape[-1]
+    if dv != dh and _same(got, _masked(q, k, v, both(band), scale=1 / math.sqrt(dv))):
+        return Wrong.named(ATTENTION, "attention-sqrt-dv", dv=dv, dk=dh)
     n = w + 1 if causal else 2 * w + 1  # the keys a frame sees away from the ends
     if n != dh and _same(got, _masked(q, k, v, both(band), scale=1 / math.sqrt(n))):
         return Wrong.named(MISTAKES, "banded-scaled-by-keys", n=n, dh=dh, root=math.sqrt(dh))
@@ -335,7 +341,7 @@ def check_banded_attention(fn: Callable[..., Tensor]) -> Verdict:
     frames (``key_padding`` False) never seen; q, k ``(B, H, T, Dh)``, v ``(B, H, T, Dv)``,
     out ``(B, H, T, Dv)``; a frame that sees no key gets zeros. It must equal the book's full
     ``attention`` under ``band_mask(T, window, causal) & key_padding[:, None, None, :]``."""
-    B, H, T, Dh, Dv = 2, 2, 11, 8, 5
+    B, H, T, Dh, Dv = 2, 2, 11, 8, 6  # Dv is no band's number of keys (5, 4, 2, 1)
     q, k, v = (
         randn(B, H, T, Dh),
         randn(B, H, T, Dh, seed=1),

@@ -78,6 +78,9 @@ MISTAKES = {
 }
 
 MESSAGES = {
+    "pad-not-a-pair": "return exactly the tuple (padded, lengths); yours returned a {kind}.",
+    "pad-not-a-pair-of": "return exactly the tuple (padded, lengths); yours returned a {kind} "
+    "of {size}.",
     "pad-batch-not-tensor": "the padded batch should be a tensor, got {kind}.",
     "pad-lengths-not-tensor": "the lengths should be a tensor (B,) of dtype long, got {kind}.",
     "pad-shape": "for {B} sequences of lengths {lengths} the batch should have shape (B, T) = "
@@ -112,8 +115,13 @@ _SEQS = [
 
 
 def _padded_and_lengths(result: object) -> tuple[Tensor, Tensor]:
-    if not (isinstance(result, tuple) and len(result) == 2):
+    if isinstance(result, Tensor):
         raise Wrong.named(MISTAKES, "pad-no-lengths", kind=type(result).__name__)
+    if not (isinstance(result, (tuple, list)) and len(result) == 2):  # a pair unpacks alike
+        if isinstance(result, (tuple, list)):
+            raise Wrong.differs(MESSAGES, "pad-not-a-pair-of", kind=type(result).__name__,
+                                size=len(result))  # fmt: skip
+        raise Wrong.differs(MESSAGES, "pad-not-a-pair", kind=type(result).__name__)
     padded, lengths = result
     if not isinstance(padded, Tensor):
         raise Wrong.differs(MESSAGES, "pad-batch-not-tensor", kind=type(padded).__name__)
@@ -224,7 +232,7 @@ def _expect_one_sequence(fn: Callable) -> None:
 def check_padding_mask(fn: Callable[..., Tensor]) -> Verdict:
     """``fn(lengths, max_len=None) -> (B, T)`` bool: True at the real tokens of each row (the
     first ``lengths[b]`` positions), False on padding; ``T = max_len``, or ``max(lengths)``."""
-    lengths = torch.tensor([3, 1, 5, 2])
+    lengths = torch.tensor([3, 1, 6, 2])  # B = 4 is neither T = 6 nor T - 1 nor T + 1
     B, T = len(lengths), int(lengths.max())
     want = padding_mask(lengths)
     given = lengths.clone()

@@ -68,6 +68,8 @@ MISTAKES = {
 }
 
 MESSAGES = {
+    "loss-a-float": "return the loss as a tensor, not a Python {kind}: a .item() or float() "
+    "cuts it from the graph, and loss.backward() can no longer train the model.",
     "loss-spread-over-wrong": "ε is spread over the V - 1 wrong tokens; this book (like "
     "PyTorch's label_smoothing) spreads ε / V over all V tokens.",
     "loss-gradients-differ": "the value is right but the gradients differ from the reference.",
@@ -171,6 +173,8 @@ def check_label_smoothing(cls: type) -> Verdict:
     target[0, 2:], target[2, 1:] = PAD_ID, PAD_ID  # padding of different lengths
     mine = cls(eps)
     got = mine(logits, target)
+    if isinstance(got, (float, int)):  # a plain number: .item() cut the graph
+        raise Wrong.differs(MESSAGES, "loss-a-float", kind=type(got).__name__)
     if not isinstance(got, Tensor) or got.dim() != 0:
         raise Wrong.named(MISTAKES, "loss-not-a-scalar")
     expected = LabelSmoothingLoss(eps)(logits, target)

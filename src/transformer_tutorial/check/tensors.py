@@ -54,8 +54,10 @@ MISTAKES = {
     "from {before} to {after} (an unsqueeze_, squeeze_ or resize_): the caller's tensor must "
     "stay as it was. Use the out-of-place form, x = x.unsqueeze(-1).",
     "squeezed-size-one": "{what} has shape {got}, expected {shape}: an axis of size 1 is gone. "
-    "A `.squeeze()` with no argument drops them all, the batch's or a length's too when it "
-    "happens to be 1; name the axis you mean (`.squeeze(-1)`).",
+    "Either a `.squeeze()` with no argument dropped it (it drops them all, the batch's or a "
+    "length's too when it happens to be 1: name the axis, `.squeeze(-1)`), or the tensor comes "
+    "from a place without that axis (an RNN's output (B, D) for its state (1, B, D)): return the "
+    "one asked for, or `.unsqueeze` the axis back.",
 }
 
 # The tolerance a result of each dtype can be held to: its rounding, a few operations deep.

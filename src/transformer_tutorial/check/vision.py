@@ -330,6 +330,10 @@ MESSAGES |= {
     "hungarian-lengths": "query_index has {rows} entries and target_index {cols}; one entry per "
     "matched object in both.",
     "hungarian-pair-count": "{pairs} pairs for {M} objects; every object is matched once.",
+    "hungarian-past-objects": "{pairs} pairs for {M} objects, and target_index holds {extra}, "
+    "past the last object, {last}: a cost padded with 'no object' columns to a square ({Q}, {Q}) "
+    "matrix gives such pairs when those columns are kept. Return only the pairs whose target is "
+    "< {M}, one per object.",
     "hungarian-targets": "target_index should hold each of the {M} objects once, got {cols}.",
     "hungarian-query-range": "query_index {rows} holds indices outside 0 .. {last}.",
     "hungarian-costs-more": "for Q = {Q} queries and M = {M} objects your assignment {got} costs "
@@ -352,7 +356,12 @@ def _expect_one_to_one(rows: list, cols: list, expected: set, Q: int, M: int) ->
     """The pairs are (query, object), each object matched once, each query at most once."""
     if set(zip(cols, rows, strict=True)) == expected:
         raise Wrong.named(MISTAKES, "match-indices-swapped")
-    if len(rows) == Q and Q != M:
+    if any(j >= M for j in cols):
+        extra = sorted({j for j in cols if j >= M})
+        raise Wrong.differs(MESSAGES, "hungarian-past-objects", pairs=len(rows), M=M, extra=extra,
+                            last=M - 1, Q=Q)  # fmt: skip
+    each_query = sorted(rows) == list(range(Q)) and min(cols) >= 0  # each to an object
+    if len(rows) == Q != M and each_query:
         raise Wrong.named(MISTAKES, "match-per-query", Q=Q, M=M, rest=Q - M)
     if len(rows) != M:
         raise Wrong.differs(MESSAGES, "hungarian-pair-count", pairs=len(rows), M=M)

@@ -185,6 +185,11 @@ def attention_without_mask(q, k, v, mask=None):
     return attention(q, k, v)
 
 
+def attention_weights_before_mask(q, k, v, mask=None):
+    """The output is masked; the weights returned (kept for plotting) are not."""
+    return attention(q, k, v, mask)[0], attention(q, k, v)[1]
+
+
 # --- multi-head attention ---------------------------------------------------------------------
 
 
@@ -366,6 +371,12 @@ class AdditiveWeightsFirst(AdditiveAttention):
         return weights, out
 
 
+class AdditiveWeightsBeforeMask(AdditiveAttention):
+    def forward(self, queries, keys, values, mask=None, projected_keys=None):
+        out, _ = super().forward(queries, keys, values, mask)
+        return out, super().forward(queries, keys, values)[1]  # the weights before the mask
+
+
 def _flip(mask):
     return None if mask is None else ~mask
 
@@ -445,6 +456,13 @@ MISTAKES = [
         attention_without_mask,
         "the mask is not used",
         mistake="softmax-ignores-mask",
+    ),
+    Mistake(
+        A,
+        "attention-weights-unmasked",
+        attention_weights_before_mask,
+        "the weights you return are the softmax before the mask",
+        mistake="self-attn-weights-unmasked",
     ),
     Mistake(
         A,
@@ -553,6 +571,13 @@ MISTAKES = [
     ),  # fmt: skip
     Mistake(ADD, "additive-out-from-keys", AdditiveOutFromKeys, "out has the keys' size"),
     Mistake(ADD, "additive-weights-first", AdditiveWeightsFirst, "returns (out, weights)"),
+    Mistake(
+        ADD,
+        "additive-weights-unmasked",
+        AdditiveWeightsBeforeMask,
+        "the weights you return are the softmax before the mask",
+        mistake="self-attn-weights-unmasked",
+    ),
 ]
 
 CORRECT = [

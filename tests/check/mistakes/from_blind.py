@@ -161,7 +161,7 @@ _FROM_BLIND = [
     ("pad-width-of-max-list", "b6", "check_pad_sequences", "width_from_max_of_lists",
      "the length of max(seqs)"),
     ("mask-one-too-wide", "b6", "check_padding_mask", "width_longest_plus_one",
-     "one more than the longest length (5)"),
+     "one more than the longest length (6)"),
     ("mask-attention-shape", "b6", "check_padding_mask", "shape_b11t",
      "the shape attention broadcasts"),
     ("mask-rows-sorted", "b6", "check_padding_mask", "rows_sorted",

@@ -134,6 +134,22 @@ def _with_weights(q, k, v, window, causal=False, key_padding=None):
     return attention(q.float(), k.float(), v.float(), mask)  # float32 is fine
 
 
+def banded_scaled_by_dv(q, k, v, window, causal=False, key_padding=None):
+    """The scores divided by sqrt(d_v), the values' size, instead of sqrt(Dh)."""
+    mask = band_mask(q.shape[-2], window, causal)
+    if key_padding is not None:
+        mask = mask & key_padding[:, None, None, :]
+    return attention(q, k, v, mask, scale=v.shape[-1] ** -0.5)[0]
+
+
+def banded_padding_both_axes(q, k, v, window, causal=False, key_padding=None):
+    """key_padding laid on the queries as well as the keys: a padding frame sees no key."""
+    mask = band_mask(q.shape[-2], window, causal)
+    if key_padding is not None:
+        mask = mask & key_padding[:, None, None, :] & key_padding[:, None, :, None]
+    return attention(q, k, v, mask)[0]
+
+
 def banded_minus_1e9(q, k, v, window, causal=False, key_padding=None):
     """A -1e9 fill: a frame whose keys are all padding attends to all of them."""
     allowed = band_mask(q.shape[-2], window, causal)
@@ -229,6 +245,20 @@ MISTAKES = [
         "banded-padding-on-queries",
         _by_band(_past, _future, pad="queries"),
         "masks the queries instead of the keys",
+    ),
+    Mistake(
+        CHECK,
+        "banded-scaled-by-dv",
+        banded_scaled_by_dv,
+        "by sqrt(d_v) = sqrt(6)",
+        mistake="attention-sqrt-dv",
+    ),
+    Mistake(
+        CHECK,
+        "banded-padding-on-both-axes",
+        banded_padding_both_axes,
+        "by a mask on the queries too",
+        mistake="banded-padding-outputs-zeroed",
     ),
     Mistake(
         CHECK, "banded-nan-row", _by_band(_past, _future, nan_rows=True), "your output contains NaN"

@@ -179,6 +179,13 @@ def match_per_query(logits, boxes, labels, target_boxes):
     return torch.arange(cost.shape[0]), cost.argmin(1)  # every query picks an object
 
 
+def match_square_columns_kept(logits, boxes, labels, target_boxes):
+    """The cost padded to a square (Q, Q) matrix with 'no object' columns, none dropped."""
+    cost = _cost(logits, boxes, labels, target_boxes)
+    Q, M = cost.shape
+    return _solve(torch.cat([cost, cost.new_zeros(Q, Q - M)], 1))  # pairs with targets >= M
+
+
 def match_per_object(logits, boxes, labels, target_boxes):
     cost = _cost(logits, boxes, labels, target_boxes)
     return cost.argmin(0), torch.arange(cost.shape[1])  # queries may repeat
@@ -269,6 +276,12 @@ MISTAKES = [
         "indices are swapped",
     ),  # fmt: skip
     Mistake(check_hungarian_matching, "match-per-query", match_per_query, "the wrong axis"),
+    Mistake(
+        check_hungarian_matching,
+        "match-square-columns-kept",
+        match_square_columns_kept,
+        "past the last object",
+    ),  # fmt: skip
     Mistake(check_hungarian_matching, "match-per-object", match_per_object, "one-to-one"),
     Mistake(check_hungarian_matching, "match-fixed-order", match_fixed_order, "fixed order"),
     Mistake(check_hungarian_matching, "match-raw-logits", match_raw_logits, "raw logits"),
