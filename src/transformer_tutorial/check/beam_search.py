@@ -249,9 +249,10 @@ MISTAKES = {  # beam-<mistake>: the sentence of each mistake of _beam_steps
     "hypothesis by log P(Y) / lp(Y), {lp}, |Y| its length with EOS -- or |Y| keeps growing after a "
     "hypothesis's EOS (the PAD that follows must not count): when every hypothesis has the same "
     "length, the penalty changes nothing.",
-    "beam-penalty-at-end": "the length penalty is applied only to choose among the final "
-    "hypotheses: during the search yours ranks by log P alone, so short hypotheses push the long "
-    "ones out of the beam early. Rank every step's candidates by log P(Y) / lp(Y).",
+    "beam-penalty-at-end": "during the search yours ranks by log P alone, so short hypotheses "
+    "push the long ones out of the beam early: the length penalty is not used there (at most it "
+    "is applied only to choose among the final hypotheses). Rank every step's candidates by "
+    "log P(Y) / lp(Y).",
     "beam-pick-by-log-p": "the search ranks by log P / lp, but the final choice takes the "
     "hypothesis with the highest log P: the best hypothesis is the one with the highest log P(Y) / "
     "lp(Y), the same score as during the search.",

@@ -116,8 +116,9 @@ def expect_same_twice(
 
 
 MASKING = {
-    "softmax-nan-rows": "your weights contain NaN: a query whose keys are all masked gets "
-    "softmax(-inf, ..., -inf) = 0/0. Give such rows all-zero weights (chapter 6).",
+    "softmax-nan-rows": "your weights contain NaN where a query's keys are all masked: such a "
+    "row is 0/0, whether a softmax of -inf only or a renormalisation by a row sum of 0. Give "
+    "such rows all-zero weights (chapter 6).",
     "softmax-minus-1e9": "a query whose keys are all masked attends to them all uniformly: "
     "filling masked scores with a large negative number (-1e9) instead of -inf turns such a row "
     "into softmax(-1e9, ..., -1e9) = 1/T_k each. Fill with -inf and give a row with no visible "

@@ -36,6 +36,10 @@ MISTAKES = {
     "kv-cache-no-history": "append_self returns only the new {name}, not the history: after "
     "appending {shapes} it must return all of them, {want} -- attention at step t reads the keys "
     "and values of every position 0..t.",
+    "kv-cache-drops-newest": "each append loses the newest cached position: after appending "
+    "{shapes} yours returns {got}, the history without its last position, then the new {name}; "
+    "it must return all of them, {want}. A slice that stops one early (t[:, :, :n - 1] where "
+    "t[:, :, :n] is meant) does this.",
     "kv-cache-new-first": "the new {name} are put before the cached ones (after appending "
     "{shapes}): position t must sit at index t along dim 2, so append after the history, "
     "torch.cat([cached, new], dim=2).",
@@ -115,6 +119,9 @@ def _history_mistake(name: str, got: object, parts: list[Tensor]) -> Wrong:
         return Wrong.differs(MESSAGES, "kv-cache-not-tensors", kind=type(got).__name__, name=name)
     if len(parts) > 1 and close(got, parts[-1]):
         return Wrong.named(MISTAKES, "kv-cache-no-history", name=name, shapes=shapes, want=want)
+    if len(parts) == 2 and close(got, torch.cat([parts[0][:, :, :-1], parts[1]], dim=2)):
+        return Wrong.named(MISTAKES, "kv-cache-drops-newest", name=name, shapes=shapes,
+                           got=tuple(got.shape), want=want)  # fmt: skip
     if len(parts) > 2 and close(got, torch.cat([parts[0], parts[-1]], dim=2)):
         return Wrong.named(MISTAKES, "kv-cache-join-not-kept", name=name, shapes=shapes)
     if len(parts) > 1 and close(got, torch.cat([parts[-1], *parts[:-1]], dim=2)):
@@ -128,6 +135,21 @@ def _history_mistake(name: str, got: object, parts: list[Tensor]) -> Wrong:
 
 
 _NAMES = ("keys", "values")
+
+
+def _history_lost_or_cut(cls: type, new: Callable, wrong: Wrong) -> Wrong:
+    """``wrong`` (only the new positions returned), confirmed on a history of two positions,
+    where returning the new ones alone and losing the last cached one differ."""
+    parts = [new(2, 50)[0], new(1, 51)[0]]
+    cache = cls()
+    cache.append_self(*new(2, 50))
+    got = cache.append_self(*new(1, 51))
+    got = got[0] if isinstance(got, tuple) and got else got
+    return (
+        wrong
+        if isinstance(got, Tensor) and close(got, parts[-1])
+        else (_history_mistake("keys", got, parts))
+    )
 
 
 def _append(cache, new: tuple, pieces: tuple, explain=_history_mistake) -> None:
@@ -276,7 +298,12 @@ def check_kv_cache(cls: type) -> Verdict:
     _expect_one_position(second.append_self(*new(1, 41)), new(1, 41)[0], new(1, 40)[0])
     cache, pieces = cls(), ([], [])
     for step, T_new in enumerate((1, 1, 2)):  # 4 positions: (B, H, 4, Dh)
-        _append(cache, new(T_new, step), pieces)
+        try:
+            _append(cache, new(T_new, step), pieces)
+        except Wrong as wrong:  # one position each so far: losing its last one looks alike
+            if wrong.mistake != "kv-cache-no-history":
+                raise
+            raise _history_lost_or_cut(cls, new, wrong) from None
     _expect_long_history(cls, new)  # longer than the probes' 4 positions, before a reorder
     index = torch.tensor([2, 0, 0])  # beam 2 goes on in row 0, beam 0 in rows 1 and 2
     cache.reorder(index)

@@ -271,6 +271,8 @@ _FROM_BLIND = [
      "more than max_len = 10"),
     ("table-exponent-zero", "b10", "check_sinusoidal_encoding", "integer_division",
      "their exponent is 0 for every j"),
+    ("kv-cache-drops-newest", "b17", "check_kv_cache", "drops_last_position",
+     "each append loses the newest cached position"),
     ("kv-cache-history-lost", "b10", "check_kv_cache", "grow_without_copy",
      "loses earlier keys once it holds more than a few positions"),
     ("bert-mask-unchanged-unlabelled", "b10", "check_mask_tokens", "labels_only_where_changed",
