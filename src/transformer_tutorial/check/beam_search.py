@@ -266,8 +266,9 @@ MISTAKES = {  # beam-<mistake>: the sentence of each mistake of _beam_steps
     "beam-plain-power": "the length penalty is |Y| ** length_penalty; the book's (GNMT's) is {lp}.",
     "beam-penalty-precedence": "your search ranks by log P / (5 + |Y|) times a constant: the "
     "length penalty grows linearly with |Y|, not as a power. (5 + |Y|) / 6 ** length_penalty "
-    "does this (** binds before /, so the power applies to 6 alone), and so does ((5 + |Y|) / 6) "
-    "* length_penalty (a product for the power). Bracket the fraction and raise it: {lp}.",
+    "does this (** binds before /, so the power applies to 6 alone), and so do ((5 + |Y|) / 6) "
+    "* length_penalty (a product for the power) and an exponent fixed at 1 (the argument "
+    "unused). Bracket the fraction and raise it to length_penalty: {lp}.",
     "beam-raw-logits": "yours adds up raw logits: log P(Y) is the sum of log-probabilities, "
     "logits.log_softmax(-1) at each step (the logits of two steps are not on one scale).",
     "beam-probabilities": "yours adds up probabilities (softmax): log P(Y) is the sum of "

@@ -37,6 +37,11 @@ MISTAKES = {
     "bert-mask-specials-chosen": "{names} positions were chosen (they have a label): [CLS], [SEP] "
     "and padding are never chosen -- they are in every sentence and there is nothing to predict. "
     "Choose among the real tokens only (not in vocab.special_ids).",
+    "bert-mask-labels-inverted": "your labels are inverted: the positions without a label "
+    "(IGNORE_INDEX) are {share:.1%} of the real tokens, about select_prob = {p:g}, and include "
+    "every position you changed in `inputs`; all the others keep their token as a label. The "
+    "chosen positions get the label (the original token), the rest IGNORE_INDEX: "
+    "torch.where(chosen, tokens, IGNORE_INDEX), or tokens.masked_fill(~chosen, IGNORE_INDEX).",
     "bert-mask-label-is-corrupted-token": "the labels hold what the model reads ([MASK], a random "
     "token): the label of a chosen position must be the original token, the word the model has "
     "to recover.",
@@ -83,6 +88,9 @@ MESSAGES = {
     "(torch.long).",
     "bert-mask-special-replaced": "a {names} position was replaced in `inputs`: [CLS], [SEP] and "
     "padding are never chosen, so they stay as they are.",
+    "bert-mask-specials-labelled": "{names} positions have a label, and {share:.1%} of the "
+    "real tokens have one, not about select_prob = {p:g}: only the chosen positions get a label "
+    "(the original token), the others IGNORE_INDEX; [CLS], [SEP] and padding are never chosen.",
     "bert-mask-label-not-original": "at some chosen positions the label is not the original "
     "token; the label is `tokens` where chosen and IGNORE_INDEX = {ignore} elsewhere.",
     "bert-mask-select-prob-zero": "with select_prob=0.0 some tokens were still chosen.",
@@ -146,8 +154,9 @@ def _off(count: int, n: int, p: float) -> bool:
     return abs(count - n * p) > _SIGMAS * math.sqrt(max(n * p * (1 - p), 1e-12))
 
 
-def _positions(tokens: Tensor, inputs: Tensor, labels: Tensor) -> Tensor:
-    """Check where labels are set and what was changed; return the chosen positions."""
+def _positions(tokens: Tensor, inputs: Tensor, labels: Tensor, p: float = 0.15) -> Tensor:
+    """Check where labels are set and what was changed (``p`` the select_prob); return the
+    chosen positions."""
     special = _special(tokens)  # (B, T)
     real = ~special
     labelled = labels != IGNORE_INDEX
@@ -156,9 +165,19 @@ def _positions(tokens: Tensor, inputs: Tensor, labels: Tensor) -> Tensor:
                           ignore=IGNORE_INDEX)  # fmt: skip
     if labelled[real].all():
         raise Wrong.named(MISTAKES, "bert-mask-every-token-labelled", ignore=IGNORE_INDEX)
+    n_real, n_unlabelled = int(real.sum()), int((real & ~labelled).sum())
+    changed = inputs != tokens  # chosen, whatever the rule
+    if changed.any() and not (changed & labelled).any() and not _off(n_unlabelled, n_real, p):
+        if torch.equal(labels[labelled], tokens[labelled]):  # labels where not chosen
+            raise Wrong.named(MISTAKES, "bert-mask-labels-inverted", share=n_unlabelled / n_real,
+                              p=p)  # fmt: skip
     if (labelled & special).any():
-        names = sorted({_NAMES[int(t)] for t in tokens[labelled & special]})
-        raise Wrong.named(MISTAKES, "bert-mask-specials-chosen", names=", ".join(names))
+        names = ", ".join(sorted({_NAMES[int(t)] for t in tokens[labelled & special]}))
+        n_labelled = n_real - n_unlabelled
+        if not _off(n_labelled, n_real, p):  # chosen as often as the real tokens
+            raise Wrong.named(MISTAKES, "bert-mask-specials-chosen", names=names)
+        raise Wrong.differs(MESSAGES, "bert-mask-specials-labelled", names=names,
+                            share=n_labelled / n_real, p=p)  # fmt: skip
     if not torch.equal(inputs[special], tokens[special]):
         changed = sorted({_NAMES[int(t)] for t in tokens[special & (inputs != tokens)]})
         raise Wrong.differs(MESSAGES, "bert-mask-special-replaced", names=", ".join(changed))
@@ -188,7 +207,7 @@ def _expect_arguments_used(fn: Callable, tokens: Tensor, real: Tensor) -> None:
     n_real = int(real.sum())
     for probs, share in (({"select_prob": 0.5}, 0.5), ({"select_prob": 0.0}, 0.0)):
         inputs, labels = _call(fn, tokens, seed=1, **probs)
-        chosen = _positions(tokens, inputs, labels)
+        chosen = _positions(tokens, inputs, labels, share)
         if share == 0.0 and chosen.any():
             raise Wrong.differs(MESSAGES, "bert-mask-select-prob-zero")
         if share > 0 and _off(int(chosen.sum()), n_real, share):
@@ -196,7 +215,7 @@ def _expect_arguments_used(fn: Callable, tokens: Tensor, real: Tensor) -> None:
                               chosen=float(chosen.sum() / n_real))  # fmt: skip
     probs = {"select_prob": 0.5, "mask_prob": 0.5, "random_prob": 0.3}
     inputs, labels = _call(fn, tokens, seed=2, **probs)
-    chosen = _positions(tokens, inputs, labels)
+    chosen = _positions(tokens, inputs, labels, probs["select_prob"])
     n, masked, randomized, _ = _shares(tokens, inputs, chosen)
     if _off(masked, n, 0.5) or _off(randomized, n, 0.3 - 0.3 / len(_ORDINARY)):
         raise Wrong.named(MISTAKES, "bert-mask-case-probs-fixed", masked=masked / n,

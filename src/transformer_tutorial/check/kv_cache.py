@@ -140,16 +140,17 @@ _NAMES = ("keys", "values")
 def _history_lost_or_cut(cls: type, new: Callable, wrong: Wrong) -> Wrong:
     """``wrong`` (only the new positions returned), confirmed on a history of two positions,
     where returning the new ones alone and losing the last cached one differ."""
-    parts = [new(2, 50)[0], new(1, 51)[0]]
-    cache = cls()
-    cache.append_self(*new(2, 50))
-    got = cache.append_self(*new(1, 51))
-    got = got[0] if isinstance(got, tuple) and got else got
-    return (
-        wrong
-        if isinstance(got, Tensor) and close(got, parts[-1])
-        else (_history_mistake("keys", got, parts))
-    )
+    cache, old, latest = cls(), new(2, 50), new(1, 51)
+    cache.append_self(*old)
+    result = cache.append_self(*latest)
+    for i, name in enumerate(_NAMES):  # the keys, then the values: the first that is wrong
+        got = result[i] if isinstance(result, tuple) and len(result) > i else result
+        parts = [old[i], latest[i]]
+        if isinstance(got, Tensor) and close(got, torch.cat(parts, dim=2)):
+            continue
+        return wrong if isinstance(got, Tensor) and close(got, parts[-1]) else (
+            _history_mistake(name, got, parts))  # fmt: skip
+    return wrong
 
 
 def _append(cache, new: tuple, pieces: tuple, explain=_history_mistake) -> None:

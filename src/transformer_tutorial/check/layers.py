@@ -275,10 +275,12 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], Tensor]) -> Verdict:
 
 
 def _layer_norm_input() -> Tensor:
-    """``(B, T, D)`` with one position whose features barely vary (variance ~1e-6 < eps): there
-    eps decides the output, so its place shows."""
+    """``(B, T, D)`` with two positions whose features barely vary (variances ~1e-6 and ~1e-8,
+    below eps): there eps decides the output, so its place shows; an eps outside the root acts
+    as a different eps inside it at each of the two, so no single eps inside fits it."""
     x = randn(3, 4, 8) * 3 + 1
     x[0, 0] = 2.0 + 1e-3 * randn(8, seed=4)
+    x[1, 2] = -1.0 + 1e-4 * randn(8, seed=5)
     return x
 
 
@@ -296,8 +298,8 @@ def check_layer_norm(fn: Callable[[Tensor], Tensor], eps: float = 1e-5) -> Verdi
             raise Wrong.named(MISTAKES, "norm-in-place")
         _expect_layer_norm_gradient(fn, x, eps)
         return "every position is normalised over its features, as nn.LayerNorm does."
-    if (other := _implied_eps(x, got.detach().double())) is not None:  # 1e-12, 1e-6, ...
-        raise Wrong.named(MISTAKES, "norm-other-eps", got=other, eps=eps)
+    if (fit := _implied_eps(x, got.detach().double())) is not None:  # 1e-12, 1e-6, ...
+        raise Wrong.named(MISTAKES, fit[0], got=fit[1], eps=eps)
     for key, wrong in _layer_norm_mistakes(x, eps).items():
         if close(got, wrong, 1e-6):
             raise Wrong.named(MISTAKES, key)
@@ -320,12 +322,19 @@ def _expect_layer_norm_gradient(fn: Callable[[Tensor], Tensor], x: Tensor, eps: 
         raise Wrong.differs(MESSAGES, "norm-gradient-differs")
 
 
-def _implied_eps(x: Tensor, got: Tensor) -> float | None:
-    """The eps >= 1e-14 that gives ``got`` everywhere, read at x[0, 0] (features barely vary)."""
+def _implied_eps(x: Tensor, got: Tensor) -> tuple[str, float] | None:
+    """The eps >= 1e-14 that gives ``got`` everywhere, inside the square root or outside it
+    (std + eps), read at x[0, 0] (features barely vary), with the mistake it makes."""
     centred, var = x - x.mean(-1, keepdim=True), x.var(-1, keepdim=True, unbiased=False)
-    e = float(((centred[0, 0] / got[0, 0]) ** 2).mean() - var[0, 0, 0])  # y^2 = c^2 / (var + e)
-    ok = math.isfinite(e) and e >= 1e-14 and close(got, centred / torch.sqrt(var + e), 1e-6)
-    return e if ok else None
+    ratio, std = centred[0, 0] / got[0, 0], var.sqrt()
+    fits = {
+        "norm-other-eps": (float((ratio**2).mean() - var[0, 0, 0]), lambda e: torch.sqrt(var + e)),
+        "norm-eps-outside": (float(ratio.abs().mean() - std[0, 0, 0]), lambda e: std + e),
+    }  # y^2 = c^2 / (var + e), or |y| = |c| / (std + e)
+    for key, (e, scale) in fits.items():
+        if math.isfinite(e) and e >= 1e-14 and close(got, centred / scale(e), 1e-6):
+            return key, e
+    return None
 
 
 def _layer_norm_mistakes(x: Tensor, eps: float) -> dict[str, Tensor]:
@@ -344,7 +353,6 @@ def _layer_norm_mistakes(x: Tensor, eps: float) -> dict[str, Tensor]:
         "norm-over-everything": over((0, 1, 2)),
         "norm-over-time-and-features": over((1, 2)),
         "norm-unbiased": over(-1, unbiased=True),
-        "norm-eps-outside": centred / (var.sqrt() + eps),
         "norm-torch-std": centred / (unbiased.sqrt() + eps),
         "norm-no-eps": centred / var.sqrt(),
         "norm-by-variance": centred / (var + eps),

@@ -326,12 +326,65 @@ def _edges_or_difference(
             if _same(got, _gathered(q, k, v, lo, hi, edge)):
                 ends = say(MESSAGES, "ends-first" if causal else "ends-both", w=w)
                 return Wrong.named(MISTAKES, key, ends=ends, n=w + 1)
+    return _difference(got, q, k, v, w, causal, real)
+
+
+def _difference(got: Tensor, q: Tensor, k: Tensor, v: Tensor, w: int, causal: bool, real) -> Wrong:
+    """The frames where ``got`` differs from the book's, described: NaN, or numbers."""
+    T, here, pad, band, lo, hi, both = _context(q, w, causal, real)
+    if got.isnan().any():
+        frames = _frames(got.isnan().any(-1).any(0).any(0).nonzero().flatten().tolist())
+        return Wrong.differs(MESSAGES, "banded-nan", here=here, frames=frames)
     expected = _masked(q, k, v, both(band))
     bad = ((got - expected).abs().amax(-1) > 1e-5).any(0).any(0).nonzero().flatten().tolist()
     if w > 0 and bad and all(t < w or t >= T - (0 if causal else w) for t in bad):
         upper = "t" if causal else "min(T - 1, t + w)"
         return Wrong.differs(MESSAGES, "banded-ends-differ", bad=bad, here=here, upper=upper)
     return Wrong.differs(MESSAGES, "banded-differs", here=here, frames=_frames(bad))
+
+
+def _band(T: int, w: int, causal: bool, real, wrong: Callable = band_mask) -> Tensor:
+    """The band of ``wrong(T, w, causal)`` (the book's by default), padding keys left out."""
+    band = wrong(T, w, causal)
+    return band if real is None else band & real[:, None, None, :]
+
+
+_BANDS = {  # the bands of the mistakes named by their width: (T, w, causal) -> (T, T)
+    "banded-too-narrow": (lambda T, w, c: _offsets_mask(T, 1 - w, 0 if c else w - 1),),
+    "banded-too-wide": (lambda T, w, c: _offsets_mask(T, -w - 1, 0 if c else w + 1),),
+    "banded-no-band": (
+        lambda T, w, c: _offsets_mask(T, -T, T),
+        lambda T, w, c: _offsets_mask(T, -T, 0 if c else T),  # the causal mask kept
+    ),
+}
+
+
+def _confirmed(fn: Callable, probes: list, i: int, got: Tensor) -> Wrong:
+    """What is wrong with ``got``, ``fn``'s output on ``probes[i]``. A band of ``_BANDS`` is
+    named only when it gives ``fn``'s output on every probe (a frame that sees no key: zeros,
+    or NaN); otherwise the difference is described. The window 0 and window >= T probes (no
+    padding) say so first."""
+    q, k, v, w, causal, pad = probes[i]
+    said = _diagnose(got, q, k, v, w, causal, pad)
+    if said.mistake in _BANDS and not any(
+        all(_gives(fn, probe, band) for probe in probes) for band in _BANDS[said.mistake]
+    ):
+        said = _difference(got, q, k, v, w, causal, pad)
+    T = q.shape[-2]
+    if pad is None and (w == 0 or w >= T - 1):
+        key = "banded-window-itself" if w == 0 else "banded-window-whole"
+        return Wrong(say(MESSAGES, key, window=w, T=T, diagnosis=str(said)), said.mistake)
+    return said
+
+
+def _gives(fn: Callable, probe: tuple, wrong: Callable) -> bool:
+    """Does the band ``wrong(T, w, causal)`` give ``fn``'s output on ``probe``?"""
+    q, k, v, w, causal, pad = probe
+    try:
+        got = _call(fn, q.clone(), k.clone(), v.clone(), w, causal, pad)
+    except Exception:  # the reader's code: any failure is "no"
+        return False
+    return _same(got.nan_to_num(0.0), _masked(q, k, v, _band(q.shape[-2], w, causal, pad, wrong)))
 
 
 @check("banded local attention", call="fn(q, k, v, window, causal=False, key_padding=None)")
@@ -349,36 +402,26 @@ def check_banded_attention(fn: Callable[..., Tensor]) -> Verdict:
     )
     real = torch.ones(B, T, dtype=torch.bool)
     real[1, 7:] = False  # sequence 1 ends at frame 6: frame 10's keys (8 .. 10) are padding
-    settings = [
-        (2, False, None),  # the band, both sides
-        (3, True, None),  # the causal band
-        (2, False, real),  # with padding; one frame sees no key at all
-        (1, True, real),
-        (0, False, real),  # itself only: a padding frame sees no key
+    probes = [
+        (q, k, v, 2, False, None),  # the band, both sides
+        (q, k, v, 3, True, None),  # the causal band
+        (q, k, v, 2, False, real),  # with padding; one frame sees no key at all
+        (q, k, v, 1, True, real),
+        (q, k, v, 0, False, real),  # itself only: a padding frame sees no key
     ]
-    for window, causal, pad in settings:
-        got = _call(fn, q.clone(), k.clone(), v.clone(), window, causal, pad)
-        mask = band_mask(T, window, causal)
-        if pad is not None:
-            mask = mask & pad[:, None, None, :]
-        if not _same(got, _masked(q, k, v, mask)):
-            raise _diagnose(got, q, k, v, window, causal, pad)
-    for window, T_short in ((0, 6), (8, 5), (5, 6)):  # itself only; the whole sequence
-        qs, ks, vs = q[..., :T_short, :], k[..., :T_short, :], v[..., :T_short, :]
-        got = _call(fn, qs, ks, vs, window, False, None)
-        if not _same(got, _masked(qs, ks, vs, band_mask(T_short, window))):
-            inner = _diagnose(got, qs, ks, vs, window, False, None)
-            key = "banded-window-itself" if window == 0 else "banded-window-whole"
-            said = say(MESSAGES, key, window=window, T=T_short, diagnosis=str(inner))
-            raise Wrong(said, inner.mistake)
+    short = ((0, 6), (8, 5), (5, 6))  # (window, T): itself only; the whole sequence
+    probes += [(q[..., :n, :], k[..., :n, :], v[..., :n, :], w, False, None) for w, n in short]
+    for i, (qs, ks, vs, window, causal, pad) in enumerate(probes):
+        got = _call(fn, qs.clone(), ks.clone(), vs.clone(), window, causal, pad)
+        if not _same(got, _masked(qs, ks, vs, _band(qs.shape[-2], window, causal, pad))):
+            raise _confirmed(fn, probes, i, got)
     # gradients, including through the frame that sees no key
     mine = [t.clone().requires_grad_() for t in (q, k, v)]
     ours = [t.clone().requires_grad_() for t in (q, k, v)]
     grad_out = randn(B, H, T, Dv, seed=3)
     out = _call(fn, *mine, 2, False, real)
     (out * grad_out).sum().backward()
-    mask = band_mask(T, 2) & real[:, None, None, :]
-    (_masked(*ours, mask) * grad_out).sum().backward()
+    (_masked(*ours, _band(T, 2, False, real)) * grad_out).sum().backward()
     for name, a, b in zip("qkv", mine, ours, strict=True):
         if a.grad is None:
             raise Wrong.named(GRADIENTS, "gradient-detached", name=name)

@@ -170,7 +170,7 @@ def check_self_attention(cls: type) -> Verdict:
     ``W_v`` ``(d_in, d_v)``, called as ``layer(x, mask=None) -> (out, weights)``: x ``(B, T,
     d_in)``; out ``softmax(Q K^T / sqrt(d_k)) V`` ``(B, T, d_v)``, weights ``(B, T, T)`` (rows =
     queries); mask boolean, True = may attend, broadcastable to ``(B, T, T)``."""
-    d_in, d_k, d_v, B, T = 6, 4, 3, 2, 5  # d_v != d_k != T, so a transposition shows
+    d_in, d_k, d_v, B, T = 6, 8, 3, 2, 5  # no size equals another, d_k / 2 or sqrt(d_k)
     torch.manual_seed(0)
     mine = cls(d_in, d_k, d_v).double()
     W_q, W_k = _matrix(mine, "W_q", d_in, d_k), _matrix(mine, "W_k", d_in, d_k)

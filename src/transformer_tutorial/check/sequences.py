@@ -73,8 +73,9 @@ MISTAKES = {
     "1 (arange(1, T + 1)) compared with < lose the last one.",
     "mask-off-by-one": "off by one: row b has lengths[b] real tokens, positions 0 .. lengths[b] "
     "- 1, so the test is `position < length`, not `<=`.",
-    "mask-max-len-ignored": "max_len is ignored: with max_len=7 the mask must be 7 wide, as wide "
-    "as a batch padded (or cut) to a fixed length, not as wide as the longest row.",
+    "mask-max-len-ignored": "with max_len=7 your mask is as wide as the longest row, not 7: "
+    "max_len is ignored, or taken as a cap (min(max_len, max(lengths))). The mask is max_len "
+    "wide, as wide as a batch padded (or cut) to a fixed length.",
 }
 
 MESSAGES = {

@@ -167,7 +167,7 @@ def _smoothing_axes_and_spread(got, logits, log_p, target, eps) -> None:
 def check_label_smoothing(cls: type) -> Verdict:
     """``cls(smoothing)``: label-smoothed cross-entropy, averaged over the non-padding targets;
     called as ``loss(logits, target)``; value and gradients, padding gets none."""
-    B, T, V, eps = 3, 4, 7, 0.1
+    B, T, V, eps = 3, 4, 9, 0.1  # V is not the 7 real tokens: a sum over V shows
     logits = randn(B, T, V)
     target = torch.randint(1, V, (B, T), generator=torch.Generator().manual_seed(3))
     target[0, 2:], target[2, 1:] = PAD_ID, PAD_ID  # padding of different lengths

@@ -56,6 +56,9 @@ MISTAKES = {
 }
 
 MESSAGES = {
+    "average-fixed-divisor": "`{name}`: with K = {K} checkpoints you divide the sum by {d}, the "
+    "right number for the {d} checkpoints before: the divisor must be the number of checkpoints "
+    "given, len(state_dicts), not a fixed {d}.",
     "average-twice": " Checkpoint {i} is counted twice: does the sum start from it and then "
     "add every checkpoint, itself included?",
     "average-off-by-one-last-left-out": "`{name}`: you average only the first {K_1} of the {K} "
@@ -107,6 +110,9 @@ def _mean_of(states: list[StateDict], name: str) -> Tensor:
     return torch.stack([s[name].double() for s in states]).mean(0)
 
 
+_KS = (3, 2, 1)  # the numbers of checkpoints averaged, in the order they are probed
+
+
 def _name_wrong_values(states: list[StateDict], got: Tensor, name: str, fit: bool = True) -> None:
     """Raise the verdict for a float entry whose values are not the mean: say which look-alike
     of the mean it is."""
@@ -124,6 +130,9 @@ def _name_wrong_values(states: list[StateDict], got: Tensor, name: str, fit: boo
             (total / (K + 1), "average-divides-by-k-plus-1"),
             (states[0][name].double(), "average-first-only"),
         ]
+    for k in (k for k in _KS if k > K):  # right at a larger K: a divisor fixed at that K
+        if close(g, total / k):
+            raise Wrong.differs(MESSAGES, "average-fixed-divisor", name=name, K=K, d=k)
     for candidate, key in looks_like:
         if close(g, candidate):
             if key in MISTAKES:
@@ -226,7 +235,7 @@ def check_average_checkpoints(fn: Callable[[list[StateDict]], StateDict]) -> Ver
     checkpoints, in the weight's own dtype; an integer buffer (a step counter) is not averaged
     but kept as the newest checkpoint has it; the result holds new tensors (sharing no memory
     with the inputs) and the inputs are left as they were."""
-    for K in (3, 2, 1):
+    for K in _KS:
         states = _checkpoints(K)
         before = [{k: v.clone() for k, v in s.items()} for s in states]
         inputs = _storages(states)

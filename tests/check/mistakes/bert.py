@@ -40,6 +40,7 @@ def _masking(
     unchosen_random: bool = False,
     global_rng: bool = False,
     one_random_id: bool = False,
+    inverted: str | None = None,
 ):
     """The book's rule with one switch turned to a typical mistake."""
 
@@ -73,7 +74,11 @@ def _masking(
             inputs = torch.where(to_mask, vocab.mask_id, tokens)
         inputs = torch.where(to_random, random_ids, inputs)
         original = tokens.clone() if not in_place else inputs.clone()
-        if label_from_inputs:
+        if inverted == "all":  # labels where not chosen: specials too
+            labels = original.masked_fill(chosen, IGNORE_INDEX)
+        elif inverted == "real":  # labels where not chosen, among the real tokens
+            labels = torch.where(~special & ~chosen, original, IGNORE_INDEX)
+        elif label_from_inputs:
             labels = torch.where(chosen, inputs, IGNORE_INDEX)
         elif label_rest is None:
             labels = torch.where(special, IGNORE_INDEX, original)  # every real token labelled
@@ -139,6 +144,19 @@ MISTAKES = [
         "bert-mask-specials-chosen",
         _masking(exclude_specials=False),
         "positions were chosen (they have a label)",
+    ),
+    Mistake(
+        check.check_mask_tokens,
+        "bert-mask-labels-inverted",
+        _masking(inverted="all"),
+        "your labels are inverted",
+    ),
+    Mistake(
+        check.check_mask_tokens,
+        "bert-mask-labels-inverted-real-only",
+        _masking(inverted="real"),
+        "your labels are inverted",
+        mistake="bert-mask-labels-inverted",
     ),
     Mistake(
         check.check_mask_tokens,

@@ -79,7 +79,7 @@ _FROM_BLIND = [
     ("loss-smoothing-fixed", "b6", "check_label_smoothing", "hard_coded_epsilon",
      "the smoothing is fixed in your code"),
     ("self-attn-dv-default", "b6", "check_self_attention", "d_v_defaults_to_d_in",
-     "d_v defaults to d_k = 4"),
+     "d_v defaults to d_k = 8"),
     ("kv-cache-join-not-kept", "b6", "check_kv_cache", "concatenation_not_stored",
      "the joined tensor is returned but not kept"),
     ("kv-cache-new-first", "b4", "check_kv_cache", "new_positions_first",
