@@ -31,6 +31,7 @@ SETS = [
     "b15",
     "b16",
     "b17",
+    "b18",
 ]
 # A mistake of a blind set that the checker does not catch stays in the set, marked here with why;
 # the mark is strict, so the day the checker catches it the test says to remove the mark.
@@ -89,6 +90,10 @@ KNOWN_MISSES = {
     # clamp of the weights' sum) times the incoming gradient overflows: the checker rejects it
     "b16/check_attention-softmax_by_hand_with_options": "a NaN gradient at a query that sees no "
     "key (1 / tiny overflows); results/checker/blind_b16.md",
+    # blind set B18, measured untuned (results/checker/blind_b18.md): a float64 input given back
+    # as float32, as B6 and B7 above; the checker judges a result in any float dtype on its maths
+    "b18/check_masked_softmax-float32_softmax": "a float32 result is judged on its maths "
+    "(tests/check/test_check.py); results/checker/blind_b18.md",
 }
 
 

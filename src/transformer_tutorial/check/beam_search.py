@@ -245,10 +245,11 @@ MISTAKES = {  # beam-<mistake>: the sentence of each mistake of _beam_steps
     "its own best next token (a top-1, or a top-k within each beam): choose the beam_size best "
     "of all beam_size * V candidates of a sentence together, scores.view(B, K * V).topk(K).",
     "beam-no-penalty": "the length penalty has no effect: your output is what ranking by log P "
-    "alone gives (length_penalty = 0). Either the length penalty is not applied -- rank each "
-    "hypothesis by log P(Y) / lp(Y), {lp}, |Y| its length with EOS -- or |Y| keeps growing after a "
-    "hypothesis's EOS (the PAD that follows must not count): when every hypothesis has the same "
-    "length, the penalty changes nothing.",
+    "alone gives (length_penalty = 0). The score is log P(Y) / lp(Y), {lp}, |Y| its length with "
+    "EOS. Either the penalty is not applied; or it divides a probability, a product of "
+    "probabilities where log P sums log-probabilities (so dividing by lp barely reorders); or "
+    "|Y| keeps growing after a hypothesis's EOS (the PAD that follows must not count), and when "
+    "every hypothesis has the same length the penalty changes nothing.",
     "beam-penalty-at-end": "during the search yours ranks by log P alone, so short hypotheses "
     "push the long ones out of the beam early: the length penalty is not used there (at most it "
     "is applied only to choose among the final hypotheses). Rank every step's candidates by "

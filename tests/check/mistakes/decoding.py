@@ -291,7 +291,7 @@ def beam_stops_at_first_sentence(model, src, beam_size, max_len, **kwargs):
 
 _BEAM = [
     ("copies", "copies of one hypothesis"),
-    ("no-penalty", "the length penalty is not applied"),
+    ("no-penalty", "the penalty is not applied"),
     ("pad-in-length", "keeps growing after a hypothesis's EOS"),
     ("penalty-at-end", "applied only to choose among the final hypotheses"),
     ("pick-by-log-p", "the final choice takes the hypothesis with the highest log P"),
