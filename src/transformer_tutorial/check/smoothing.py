@@ -11,7 +11,7 @@ from ..training import LabelSmoothingLoss
 from .diagnoses import GRADIENTS, counts, loss_described, normalisation_named
 from .diagnoses import MISTAKES as LOSS_MISTAKES
 from .engine import check
-from .tensors import backward, close, randn, tolerance
+from .tensors import backward, close, expect_kept, randn, tolerance
 from .verdict import Verdict, Wrong
 
 MISTAKES = {
@@ -172,7 +172,9 @@ def check_label_smoothing(cls: type) -> Verdict:
     target = torch.randint(1, V, (B, T), generator=torch.Generator().manual_seed(3))
     target[0, 2:], target[2, 1:] = PAD_ID, PAD_ID  # padding of different lengths
     mine = cls(eps)
-    got = mine(logits, target)
+    given = {"logits": logits.clone(), "target": target.clone()}  # the caller's, kept as they are
+    got = mine(given["logits"], given["target"])
+    expect_kept(given, {"logits": logits, "target": target})
     if isinstance(got, (float, int)):  # a plain number: .item() cut the graph
         raise Wrong.differs(MESSAGES, "loss-a-float", kind=type(got).__name__)
     if not isinstance(got, Tensor) or got.dim() != 0:
@@ -180,7 +182,7 @@ def check_label_smoothing(cls: type) -> Verdict:
     expected = LabelSmoothingLoss(eps)(logits, target)
     if close(got, expected, 1e-8):
         x, y = logits.clone().requires_grad_(), logits.clone().requires_grad_()
-        mine_loss = mine(x, target)
+        mine_loss = mine(x, target.clone())
         backward(mine_loss, "the loss")
         LabelSmoothingLoss(eps)(y, target).backward()
         if x.grad is None:
