@@ -21,7 +21,7 @@ from .diagnoses import (
     scale_named,
 )
 from .engine import check
-from .self_attention import MISTAKES as SELF_ATTENTION
+from .self_attention import unmasked_weights
 from .tensors import backward, close, expect_tensor, randn, tolerance, with_weights_of
 from .verdict import POLARITY, Verdict, Wrong, say
 
@@ -252,8 +252,8 @@ def check_attention(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
         weights = expect_tensor(result[1], "weights", expected_w.shape, sizes)
         if close(weights, expected_w) and close(out, expected):
             continue
-        if m is not None and close(out, expected) and close(weights, attention(q, k, v)[1]):
-            raise Wrong.named(SELF_ATTENTION, "self-attn-weights-unmasked")  # pre-mask weights
+        if wrong := unmasked_weights(out, weights, expected, attention(q, k, v)[1], m):
+            raise wrong
         named = _scale_diagnosis(out, weights, q, k, v, m, dk, dv)
         if named:
             raise named
@@ -486,8 +486,8 @@ def check_additive_attention(cls: type) -> Verdict:
             want_out, want_w = reference(q, k, v, mask=m)
             if close(out, want_out) and close(weights, want_w):
                 continue
-            if m is not None and close(out, want_out) and close(weights, reference(q, k, v)[1]):
-                raise Wrong.named(SELF_ATTENTION, "self-attn-weights-unmasked")
+            if wrong := unmasked_weights(out, weights, want_out, reference(q, k, v)[1], m):
+                raise wrong
             pre = mine.W_q(q).unsqueeze(-2) + mine.W_k(k).unsqueeze(-3)  # (B, Tq, Tk, Hd)
             for key, score in _SCORES.items():
                 if close(weights, masked_softmax(score(mine, pre).squeeze(-1), m)):

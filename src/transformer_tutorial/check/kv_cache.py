@@ -148,8 +148,9 @@ def _history_lost_or_cut(cls: type, new: Callable, wrong: Wrong) -> Wrong:
         parts = [old[i], latest[i]]
         if isinstance(got, Tensor) and close(got, torch.cat(parts, dim=2)):
             continue
-        return wrong if isinstance(got, Tensor) and close(got, parts[-1]) else (
-            _history_mistake(name, got, parts))  # fmt: skip
+        if isinstance(got, Tensor) and close(got, parts[-1]):
+            return wrong  # the new positions alone here too: no history, confirmed
+        return _history_mistake(name, got, parts)
     return wrong
 
 

@@ -88,12 +88,21 @@ def _matrix(module: torch.nn.Module, name: str, d_in: int, d_out: int) -> Tensor
     return theirs.detach().double()
 
 
+def unmasked_weights(out: Tensor, weights: Tensor, want_out: Tensor, unmasked: Tensor,
+                     mask: Tensor | None) -> Wrong | None:  # fmt: skip
+    """The mistake when ``out`` is the book's masked output but ``weights`` are the softmax
+    before the mask (``unmasked``): shared by every attention check that takes a mask."""
+    if mask is not None and close(out, want_out) and close(weights, unmasked):
+        return Wrong.named(MISTAKES, "self-attn-weights-unmasked")
+    return None
+
+
 def _expect_gradients(mine: torch.nn.Module, x: Tensor, mask: Tensor, matrices: tuple) -> None:
     """The gradient reaches x and every matrix, as through the book's attention."""
     r = randn(*x.shape[:-1], matrices[2].shape[1], seed=3)  # a loss that weighs each output
     theirs, ours = x.clone().requires_grad_(), x.clone().requires_grad_()
     backward((mine(theirs, mask)[0] * r).sum(), "out")
-    W_q, W_k, W_v = (W.clone().requires_grad_() for W in matrices)
+    W_q, W_k, W_v = matrices  # the reader's, detached: only x's gradient is compared
     (attention(ours @ W_q, ours @ W_k, ours @ W_v, mask)[0] * r).sum().backward()
     for name in ("W_q", "W_k", "W_v"):
         held = getattr(mine, name)
@@ -113,9 +122,9 @@ def _diagnose(out: Tensor, weights: Tensor, x: Tensor, matrices: tuple, probe_ma
     d_k, d_v = W_k.shape[1], W_v.shape[1]
     want, want_w = attention(q, k, v, probe_mask)
     if probe_mask is not None:
+        if wrong := unmasked_weights(out, weights, want, attention(q, k, v)[1], probe_mask):
+            raise wrong
         if close(weights, attention(q, k, v)[1]):
-            if close(out, want):  # the output is masked, the weights returned are not
-                raise Wrong.named(MISTAKES, "self-attn-weights-unmasked")
             raise Wrong.named(MISTAKES, "self-attn-mask-ignored")
         if close(weights, attention(q, k, v, ~probe_mask)[1]):
             raise Wrong.named(MISTAKES, "self-attn-mask-polarity")
