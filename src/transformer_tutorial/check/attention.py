@@ -43,7 +43,8 @@ MISTAKES = {
     "the scale is 1/sqrt(d_k) = 1/sqrt({dk}), the size of the query and key vectors.",
     "attention-scales-weights": "you divide the weights by sqrt(d_k) after the softmax, so rows "
     "no longer sum to 1: divide the scores, before the softmax.",
-    "attention-one-result": "return a pair (out, weights), as the book's attention does.",
+    "attention-one-result": "your function returns one tensor: return a pair (out, weights), as "
+    "the book's attention does.",
     "attention-weights-first": "you return (weights, out); the book's attention returns "
     "(out, weights).",
     "attention-k-times-q": "your weights are (T_k, T_q) = ({tk}, {tq}) per head: the scores are "
@@ -125,6 +126,8 @@ MESSAGES = {
     "W_k k), with no tanh around it.",
     "additive-sigmoid": "the score squashes with sigmoid; additive attention uses tanh.",
     "additive-not-a-pair": "return a pair (out, weights), as the book's module does.",
+    "attention-not-a-pair": "your function returns a {kind}: return a pair (out, weights), as "
+    "the book's attention does.",
     "additive-out-differs": "the weights are right but out is not: out = weights @ values.",
 }
 
@@ -240,8 +243,10 @@ def check_attention(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
     for m in (None, mask):
         expected, expected_w = attention(q, k, v, mask=m)
         result = _called(fn, q, k, v, m)
-        if not (isinstance(result, tuple) and len(result) == 2):
+        if isinstance(result, Tensor):
             raise Wrong.named(MISTAKES, "attention-one-result")
+        if not (isinstance(result, (tuple, list)) and len(result) == 2):
+            raise Wrong.differs(MESSAGES, "attention-not-a-pair", kind=type(result).__name__)
         shapes = tuple(tuple(getattr(r, "shape", ())) for r in result)
         if shapes == (tuple(expected_w.shape), tuple(expected.shape)):
             raise Wrong.named(MISTAKES, "attention-weights-first")
@@ -254,8 +259,7 @@ def check_attention(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
             continue
         if wrong := unmasked_weights(out, weights, expected, attention(q, k, v)[1], m):
             raise wrong
-        named = _scale_diagnosis(out, weights, q, k, v, m, dk, dv)
-        if named:
+        if named := _scale_diagnosis(out, weights, q, k, v, m, dk, dv):
             raise named
         if close(weights, expected_w):
             raise Wrong.differs(MESSAGES, "attention-out-differs")
@@ -350,8 +354,7 @@ def _multihead_variant(m, H, q, k, v, mask, scale=None, split="right", merge="ri
 
 def _multihead_diagnosis(mine, reference, H, D, out, q, k, v, m) -> Wrong:
     """Name the mistake that turns the book's multi-head attention into ``out``."""
-    random = random_output(lambda: mine(q, k, v, mask=m), out, "out")
-    if random is not None:
+    if random := random_output(lambda: mine(q, k, v, mask=m), out, "out"):
         return random
     if m is None and close(out, _multihead_variant(mine, H, q, q, q, None)[0]):
         return Wrong.named(MISTAKES, "multihead-keys-from-query")
@@ -365,10 +368,8 @@ def _multihead_diagnosis(mine, reference, H, D, out, q, k, v, m) -> Wrong:
             return Wrong.differs(MESSAGES, "multihead-nan-output")
         return Wrong.differs(MESSAGES, "multihead-out-differs", D=D, H=H, q=tuple(q.shape),
                              k=tuple(k.shape))  # fmt: skip
-    candidates = []  # (the verdict, the variant that gives it)
-    for split, merge in product(_SPLIT, _MERGE):
-        if (split, merge) != ("right", "right"):
-            candidates.append((_layout_mistake(split, merge), {"split": split, "merge": merge}))
+    layouts = [(s, m) for s, m in product(_SPLIT, _MERGE) if (s, m) != ("right", "right")]
+    candidates = [(_layout_mistake(s, m), {"split": s, "merge": m}) for s, m in layouts]
     others = {
         "multihead-sqrt-d": {"scale": 1 / math.sqrt(D)},
         "multihead-unscaled": {"scale": 1.0},
@@ -379,8 +380,7 @@ def _multihead_diagnosis(mine, reference, H, D, out, q, k, v, m) -> Wrong:
         "multihead-v-through-k-proj": {"value_proj": "k_proj"},
         "multihead-no-out-proj": {"out_proj": False},
     }
-    for key, variant in others.items():
-        candidates.append((_mistake(key), variant))
+    candidates += [(_mistake(key), variant) for key, variant in others.items()]
     for axis in (1, 2):  # the heads, the queries
         wrong = Wrong.named(MASKING, "softmax-wrong-axis", axis=axis - 4, polarity=POLARITY)
         candidates.append((wrong, {"axis": axis}))
@@ -406,7 +406,7 @@ def check_multihead(cls: type) -> Verdict:
     Dh = D / H dimensions each attend with the scale 1/sqrt(Dh), are concatenated in order and
     mixed by ``out_proj``; ``m(query, key, value, mask=None)`` with a padding mask ``(B, 1, 1,
     T_k)`` and a mask ``(B, 1, T_q, T_k)`` where a query sees no key (its heads output zeros)."""
-    D, H, B, Tq, Tk = 24, 4, 2, 3, 5  # Dh = 6, not H: a scale by sqrt(H) shows
+    D, H, B, Tq, Tk = 40, 4, 2, 3, 5  # Dh = 10: no other scale (sqrt(H), int(sqrt(Dh))) equals it
     torch.manual_seed(0)
     mine = cls(D, H)
     with_weights_of(mine, MultiHeadAttention(D, H), ("q_proj", "k_proj", "v_proj", "out_proj"))
@@ -426,7 +426,7 @@ def check_multihead(cls: type) -> Verdict:
             B, Tq = q.shape[:2]
             result = _called(mine, q, k, v, m)
             out = expect_tensor(
-                result[0] if isinstance(result, tuple) else result, "out", (B, Tq, D)
+                result[0] if isinstance(result, (tuple, list)) else result, "out", (B, Tq, D)
             )
             expected, _ = reference(q, k, v, mask=m)
             if not close(out, expected):
@@ -473,7 +473,7 @@ def check_additive_attention(cls: type) -> Verdict:
         for q, k, v, m in probes:
             B, Tq = q.shape[:2]
             result = _called(mine, q, k, v, m)
-            if not (isinstance(result, tuple) and len(result) == 2):
+            if not (isinstance(result, (tuple, list)) and len(result) == 2):
                 raise Wrong.differs(MESSAGES, "additive-not-a-pair")
             shapes = tuple(tuple(getattr(r, "shape", ())) for r in result)
             if shapes == ((B, Tq, Tk), (B, Tq, Dv)):

@@ -94,6 +94,13 @@ MESSAGES = {
     "bert-mask-label-not-original": "at some chosen positions the label is not the original "
     "token; the label is `tokens` where chosen and IGNORE_INDEX = {ignore} elsewhere.",
     "bert-mask-select-prob-zero": "with select_prob=0.0 some tokens were still chosen.",
+    "bert-mask-select-prob-off": "with select_prob={share} {chosen:.1%} of the real tokens were "
+    "chosen: each real token is chosen with probability select_prob.",
+    "bert-mask-case-probs-off": "with mask_prob=0.5, random_prob=0.3 {masked:.1%} of the chosen "
+    "tokens show [MASK] and {randomized:.1%} a random token, where about 50% and 29% are "
+    "expected (a random draw is sometimes the original token): a chosen token becomes [MASK] "
+    "with probability mask_prob, a random ordinary token with probability random_prob, and "
+    "stays as it is otherwise.",
     "bert-mask-random-uneven": "the random replacements are not spread evenly over the {ids} "
     "ordinary ids (counts from {low} to {high}, {expected:.0f} expected each): draw each one "
     "uniformly, with its own number.",
@@ -210,16 +217,26 @@ def _expect_arguments_used(fn: Callable, tokens: Tensor, real: Tensor) -> None:
         chosen = _positions(tokens, inputs, labels, share)
         if share == 0.0 and chosen.any():
             raise Wrong.differs(MESSAGES, "bert-mask-select-prob-zero")
-        if share > 0 and _off(int(chosen.sum()), n_real, share):
-            raise Wrong.named(MISTAKES, "bert-mask-select-prob-fixed", share=share,
-                              chosen=float(chosen.sum() / n_real))  # fmt: skip
+        n_chosen = int(chosen.sum())
+        if share > 0 and _off(n_chosen, n_real, share):
+            key = "select-prob-fixed" if not _off(n_chosen, n_real, 0.15) else "select-prob-off"
+            raise _named_if_in(key, share=share, chosen=n_chosen / n_real)
     probs = {"select_prob": 0.5, "mask_prob": 0.5, "random_prob": 0.3}
     inputs, labels = _call(fn, tokens, seed=2, **probs)
     chosen = _positions(tokens, inputs, labels, probs["select_prob"])
     n, masked, randomized, _ = _shares(tokens, inputs, chosen)
     if _off(masked, n, 0.5) or _off(randomized, n, 0.3 - 0.3 / len(_ORDINARY)):
-        raise Wrong.named(MISTAKES, "bert-mask-case-probs-fixed", masked=masked / n,
-                          randomized=randomized / n)  # fmt: skip
+        fixed = not _off(masked, n, 0.8) and not _off(randomized, n, 0.1 - 0.1 / len(_ORDINARY))
+        key = "case-probs-fixed" if fixed else "case-probs-off"
+        raise _named_if_in(key, masked=masked / n, randomized=randomized / n)
+
+
+def _named_if_in(key: str, **values: object) -> Wrong:
+    """``bert-mask-<key>``: named when it is one of MISTAKES, else a difference described."""
+    key = f"bert-mask-{key}"
+    if key in MISTAKES:
+        return Wrong.named(MISTAKES, key, **values)
+    return Wrong.differs(MESSAGES, key, **values)
 
 
 def _expect_ordinary_replacements(fn: Callable, tokens: Tensor, real: Tensor) -> None:

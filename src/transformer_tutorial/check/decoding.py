@@ -11,7 +11,7 @@ import torch
 from torch import Tensor
 
 from ..decoding import greedy_decode
-from ..sequences import BOS_ID
+from ..sequences import BOS_ID, UNK_ID
 from ..transformer import (
     Transformer,
     TransformerConfig,
@@ -53,8 +53,13 @@ MISTAKES = {
     "the same sentence. Sampling from the softmax (that belongs to chapter 18), or state kept "
     "from one call to the next (a global, a default argument that is a list), does this.",
     "greedy-not-argmax": "sentence {b}'s token at step {t} is {token}, the model's choice number "
-    "{rank} after your own prefix; greedy search takes the most probable one, {best} (argmax "
-    "of the last position's logits, PAD excluded), not a sample nor another rank.",
+    "{rank} after BOS and your own tokens before it; greedy search takes the most probable one, "
+    "{best} (argmax of the last position's logits, PAD excluded), not a sample nor another "
+    "rank. If your loop feeds the decoder anything other than BOS and the tokens so far, that "
+    "is the cause instead.",
+    "greedy-wrong-start": "your search starts from {token} (id {id}) instead of BOS: with that "
+    "first input every token is the most probable one, so only the start is wrong. The "
+    "decoder's first input is bos_id ({bos}), e.g. torch.full((B, 1), bos_id).",
     "greedy-no-eval": "handed a model in training mode, your search keeps dropout on: the "
     "tokens change from call to call. Call model.eval() before decoding (the book's "
     "greedy_decode does), so that every dropout layer lets everything through.",
@@ -220,11 +225,12 @@ def alone_mistake(fn: Callable, got: list, case: Case, **kwargs) -> Wrong | None
 
 
 @torch.no_grad()
-def _greedy_variant(case: Case, mistake: str) -> list[list[int]]:
-    """Greedy search with one typical ``mistake`` (one of ``_GREEDY_MISTAKES``)."""
+def _greedy_variant(case: Case, mistake: str | None, start: int = BOS_ID) -> list[list[int]]:
+    """Greedy search with one typical ``mistake`` (one of ``_GREEDY_MISTAKES``), or started
+    from the token ``start``."""
     model, src, L, eos, pad = case.model, case.src, case.max_len, case.eos, case.pad
     memory = model.encode(src)  # (B, S, D)
-    tokens = torch.full((src.shape[0], 1), BOS_ID)  # (B, t)
+    tokens = torch.full((src.shape[0], 1), start)  # (B, t)
     done = torch.zeros(src.shape[0], dtype=torch.bool)  # (B,)
     for _ in range(L):
         fed = tokens[:, -1:] if mistake == "last-token-only" else tokens
@@ -239,6 +245,14 @@ def _greedy_variant(case: Case, mistake: str) -> list[list[int]]:
 
 
 _GREEDY_MISTAKES = ("last-token-only", "first-position")  # greedy-<mistake> of MISTAKES
+
+
+def _wrong_start(got: list, case: Case) -> Wrong | None:
+    """Name a search that is right but for its first input: another special token than BOS."""
+    for token, start in (("PAD", case.pad), ("<unk>", UNK_ID), ("eos_id", case.eos)):
+        if got == _greedy_variant(case, None, start):
+            return Wrong.named(MISTAKES, "greedy-wrong-start", token=token, id=start, bos=BOS_ID)
+    return None
 
 
 @check("greedy decoding", call="fn(model, src, max_len, bos_id, eos_id)")
@@ -263,6 +277,7 @@ def check_greedy_decode(fn: Callable[..., Tensor]) -> Verdict:
         for mistake in _GREEDY_MISTAKES:
             if wrong is None and got == _greedy_variant(case, mistake):
                 wrong = Wrong.named(MISTAKES, f"greedy-{mistake}")
+        wrong = wrong or _wrong_start(got, case)
         if wrong is None:
             _expect_argmax(got, case)
             wrong = alone_mistake(fn, got, case)

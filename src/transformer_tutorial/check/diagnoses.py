@@ -85,7 +85,7 @@ RANDOM = {
 
 def _changed(first: object, second: object) -> bool:
     """Are two results of the same call on the same input different tensors?"""
-    second = second[0] if isinstance(second, tuple) else second
+    second = second[0] if isinstance(second, (tuple, list)) else second
     return (
         isinstance(first, Tensor)
         and isinstance(second, Tensor)
@@ -363,11 +363,13 @@ def loss_described(got: float, want: float, real: Tensor) -> str:
 
 LENGTHS = {
     "lengths-mixed": "your code fails when the keys are not as long as the queries (T_q = {Tq}, "
-    "T_k = {Tk}) and runs when they are: somewhere the query axis and the key axis trade places. "
-    "Look for scores laid out (T_k, T_q) instead of (T_q, T_k) (a transpose, or unsqueezes on "
-    "the wrong axes when queries and keys are broadcast against each other), a length taken "
-    "from the queries for the keys or values (a view with T = query.shape[1]), or a library "
-    "call that expects (T, B, D), such as nn.MultiheadAttention without batch_first=True.",
+    "T_k = {Tk}) and runs when they are: somewhere the queries' length stands where the keys' "
+    "belongs. Look for scores laid out (T_k, T_q) instead of (T_q, T_k) (a transpose, or "
+    "unsqueezes on the wrong axes when queries and keys are broadcast against each other), a "
+    "length taken from the queries for the keys or values (a view with T = query.shape[1]), "
+    "keys or values computed from the queries instead of from the keys and values "
+    "(k_proj(query)), or a library call that expects (T, B, D), such as nn.MultiheadAttention "
+    "without batch_first=True.",
 }
 
 

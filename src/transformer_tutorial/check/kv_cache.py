@@ -144,7 +144,7 @@ def _history_lost_or_cut(cls: type, new: Callable, wrong: Wrong) -> Wrong:
     cache.append_self(*old)
     result = cache.append_self(*latest)
     for i, name in enumerate(_NAMES):  # the keys, then the values: the first that is wrong
-        got = result[i] if isinstance(result, tuple) and len(result) > i else result
+        got = result[i] if isinstance(result, (tuple, list)) and len(result) > i else result
         parts = [old[i], latest[i]]
         if isinstance(got, Tensor) and close(got, torch.cat(parts, dim=2)):
             continue
@@ -158,7 +158,7 @@ def _append(cache, new: tuple, pieces: tuple, explain=_history_mistake) -> None:
     """Call the reader's ``append_self(k, v)``: each of its two results must be the pieces so
     far and the new one joined along the positions; otherwise ``explain`` says why not."""
     result = cache.append_self(*new)
-    if not (isinstance(result, tuple) and len(result) == 2):
+    if not (isinstance(result, (tuple, list)) and len(result) == 2):
         raise Wrong.differs(MESSAGES, "kv-cache-not-a-pair")
     for name, got, parts, latest in zip(_NAMES, result, pieces, new, strict=True):
         parts.append(latest)
@@ -265,7 +265,7 @@ def _expect_long_history(cls: type, new: Callable, steps: int = 40) -> None:
 def _expect_one_position(result: object, given: Tensor, other: Tensor) -> None:
     """A new cache's first ``append_self`` of one position returns it alone: ``given`` are its
     keys, ``other`` the keys another cache was given just before."""
-    if not (isinstance(result, tuple) and result and isinstance(result[0], Tensor)):
+    if not (isinstance(result, (tuple, list)) and result and isinstance(result[0], Tensor)):
         return  # the probes that follow say what is wrong
     keys, n = result[0], result[0].shape[2]
     if n == 0:

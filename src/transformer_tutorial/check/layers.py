@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable
 
@@ -134,6 +135,10 @@ MISTAKES |= {
 
 MESSAGES = {
     "ffn-output": "the network's output",
+    "ffn-dropout-default": "right in eval mode, but in training mode two calls on the same x "
+    "differ: built as cls(d_model, d_ff), your network drops activations, because its "
+    "`{name}` defaults to {rate}. The exercise's network has no dropout: give the rate a "
+    "default of 0.0, as the book's PositionwiseFeedForward(d_model, d_ff, dropout=0.0) does.",
     "norm-differs": "the output differs from (x - mean) / sqrt(var + eps) over the last axis.",
     "norm-backward-fails": "the output is right, but the backward pass through it fails: {error}",
     "norm-backward-in-place": "the output is right, but the backward pass through it fails: a "
@@ -417,6 +422,11 @@ def _expect_no_dropout(mine: torch.nn.Module, x: Tensor) -> None:
     """The exercise's network has no dropout: in training mode two calls must agree."""
     mine.train()
     if not close(mine(x), mine(x)):
+        rates = [p for p in inspect.signature(type(mine)).parameters.values()
+                 if isinstance(p.default, float) and 0 < p.default < 1]  # fmt: skip
+        if rates:  # a rate behind an argument, on by default
+            raise Wrong.differs(MESSAGES, "ffn-dropout-default", name=rates[0].name,
+                                rate=rates[0].default)  # fmt: skip
         raise Wrong.named(MISTAKES, "ffn-dropout-hard-coded")
 
 

@@ -151,7 +151,7 @@ def _same(a: Tensor, b: Tensor) -> bool:
 
 def _call(fn: Callable, q: Tensor, k: Tensor, v: Tensor, window: int, causal: bool, real) -> Tensor:
     result = fn(q, k, v, window, causal=causal, key_padding=real)
-    if isinstance(result, tuple) and len(result) == 2:  # (out, weights) is fine too
+    if isinstance(result, (tuple, list)) and len(result) == 2:  # (out, weights) is fine too
         result = result[0]
     return expect_tensor(result, "the output", tuple(v.shape))
 

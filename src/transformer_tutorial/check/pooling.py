@@ -53,7 +53,7 @@ MESSAGES = {
 
 
 def _predictions_and_weights(result: object, T_q: int, T_k: int) -> tuple[Tensor, Tensor]:
-    if not (isinstance(result, tuple) and len(result) == 2):
+    if not (isinstance(result, (tuple, list)) and len(result) == 2):
         raise Wrong.differs(MESSAGES, "nw-not-a-pair")
     predictions = expect_tensor(result[0], "the predictions", (T_q,)).detach().double()
     weights = expect_tensor(result[1], "the weights", (T_q, T_k)).detach().double()

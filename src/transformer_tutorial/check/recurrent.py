@@ -177,7 +177,7 @@ def check_lstm_cell(cls: type) -> Verdict:
     want_h, want_c = reference(x, (h, c))
     if isinstance(got, torch.Tensor) and close(got, want_h):  # h alone, without c
         raise Wrong.named(MISTAKES, "lstm-returns-h-only")
-    if not (isinstance(got, tuple) and len(got) == 2):
+    if not (isinstance(got, (tuple, list)) and len(got) == 2):
         raise Wrong.differs(MESSAGES, "lstm-not-a-pair")
     got_h, got_c = expect_tensor(got[0], "h", (B, H)), expect_tensor(got[1], "c", (B, H))
     if close(got_h, want_h) and close(got_c, want_c):
@@ -227,7 +227,7 @@ def check_rnn_cell(cls: type) -> Verdict:
     with_weights_of(mine, reference, ("in_proj", "state_proj"))
     x, s = randn(B, D), randn(B, H, seed=1)
     got = mine(x, s)
-    if isinstance(got, tuple):
+    if isinstance(got, (tuple, list)):
         raise Wrong.named(MISTAKES, "rnn-returns-pair")
     got = expect_tensor(got, "the new state", (B, H))
     if close(got, reference(x, s)):

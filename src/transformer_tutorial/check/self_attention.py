@@ -197,7 +197,7 @@ def check_self_attention(cls: type) -> Verdict:
         want, want_w = attention(q, k, v, probe_mask)
         with torch.no_grad():
             result = mine(x.clone()) if probe_mask is None else mine(x.clone(), probe_mask)
-        if not (isinstance(result, tuple) and len(result) == 2):
+        if not (isinstance(result, (tuple, list)) and len(result) == 2):
             raise Wrong.differs(MESSAGES, "self-attn-not-a-pair")
         out = result[0]
         if isinstance(out, Tensor) and tuple(out.shape) == (B, d_v, T):

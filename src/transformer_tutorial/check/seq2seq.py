@@ -471,7 +471,7 @@ def check_bahdanau_step(fn: Callable[..., tuple]) -> Verdict:
             if f"Expected {E + D}, got {E + A}" not in str(err):
                 raise
             raise Wrong.named(MISTAKES, "bahdanau-projected-values", A=A, D=D) from err
-    if not (isinstance(got, tuple) and len(got) == 3):
+    if not (isinstance(got, (tuple, list)) and len(got) == 3):
         raise Wrong.differs(MESSAGES, "bahdanau-not-a-triple")
     logits = expect_tensor(got[0], "the logits", (B, V)).detach().float()
     new_state = expect_tensor(got[1], "the new state", (1, B, D)).detach().float()

@@ -28,7 +28,8 @@ def greedy_by_hand(model, src, max_len, bos_id, eos_id, mistake=None):
         model.eval()
     memory = model.encode(src)
     pad = model.config.pad_id
-    tokens = torch.full((src.shape[0], 1), bos_id)  # (B, 1)
+    start = eos_id if mistake == "wrong-start" else bos_id  # the two ids mixed up
+    tokens = torch.full((src.shape[0], 1), start)  # (B, 1)
     done = torch.zeros(src.shape[0], dtype=torch.bool)
     for _ in range(max_len + (mistake == "off-by-one") - (mistake == "one-less")):
         fed = tokens[:, -1:] if mistake == "last-token-only" else tokens
@@ -79,6 +80,7 @@ _GREEDY = [
     ("last-token-only", "fed only the last token"),
     ("first-position", "logits of the first position"),
     ("eos-dropped", "end without their EOS"),
+    ("wrong-start", "starts from eos_id"),
 ]
 
 # --- beam search -----------------------------------------------------------------------------------
