@@ -248,6 +248,7 @@ MISTAKES = {  # beam-<mistake>: the sentence of each mistake of _beam_steps
     "alone gives (length_penalty = 0). The score is log P(Y) / lp(Y), {lp}, |Y| its length with "
     "EOS. Either the penalty is not applied; or it divides a probability, a product of "
     "probabilities where log P sums log-probabilities (so dividing by lp barely reorders); or "
+    "lp hardly changes with |Y| (a bracket misplaced: 5 + |Y| / 6 where (5 + |Y|) / 6 belongs); or "
     "|Y| keeps growing after a hypothesis's EOS (the PAD that follows must not count), and when "
     "every hypothesis has the same length the penalty changes nothing.",
     "beam-penalty-at-end": "during the search yours ranks by log P alone, so short hypotheses "

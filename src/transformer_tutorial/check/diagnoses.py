@@ -119,10 +119,11 @@ MASKING = {
     "softmax-nan-rows": "your weights contain NaN where a query's keys are all masked: such a "
     "row is 0/0, whether a softmax of -inf only or a renormalisation by a row sum of 0. Give "
     "such rows all-zero weights (chapter 6).",
-    "softmax-minus-1e9": "a query whose keys are all masked attends to them all uniformly: "
-    "filling masked scores with a large negative number (-1e9) instead of -inf turns such a row "
-    "into softmax(-1e9, ..., -1e9) = 1/T_k each. Fill with -inf and give a row with no visible "
-    "key all-zero weights (chapter 6).",
+    "softmax-minus-1e9": "a query whose keys are all masked attends to them all uniformly, 1/T_k "
+    "each: its scores reached the softmax all equal, as a large negative fill (-1e9) instead of "
+    "-inf makes them (softmax(-1e9, ..., -1e9)), or as the row's scores set to a constant "
+    "against the NaN without zeroing its weights afterwards. Give a row with no visible key "
+    "all-zero weights (chapter 6).",
     "softmax-added-minus-1e4": "a query whose keys are all masked gets the plain softmax of "
     "its scores, weight on every masked key, where the book gives it all-zero weights; the other "
     "rows are right. Adding a large negative number to the masked scores (scores + (1 - mask) * "

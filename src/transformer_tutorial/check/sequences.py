@@ -69,8 +69,9 @@ MISTAKES = {
     "mask-polarity": "mask polarity: yours is True on padding. In this book a padding mask is "
     "True at a *real token* (may be attended to, counted in a loss) and False on padding.",
     "mask-one-short": "each row hides its last real token: for lengths {lengths} yours has "
-    "{got} True entries. Row b is True at positions 0 .. lengths[b] - 1; positions counted from "
-    "1 (arange(1, T + 1)) compared with < lose the last one.",
+    "{got} True entries. Row b is True at positions 0 .. lengths[b] - 1: positions counted from "
+    "1 (arange(1, T + 1)) compared with <, or positions compared with < lengths - 1, lose the "
+    "last one.",
     "mask-off-by-one": "off by one: row b has lengths[b] real tokens, positions 0 .. lengths[b] "
     "- 1, so the test is `position < length`, not `<=`.",
     "mask-max-len-ignored": "with max_len=7 your mask is as wide as the longest row, not 7: "
