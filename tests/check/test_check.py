@@ -284,7 +284,7 @@ def test_a_float32_result_still_has_its_mistake_named(capsys):
         return attention(q.float(), k.float(), v.float(), mask, scale=1.0)
 
     verdict = verdict_of(check.check_attention, my_attention, capsys)
-    assert "forgot to divide the scores by sqrt(d_k)" in verdict.message, verdict.message
+    assert "without the division by sqrt(d_k)" in verdict.message, verdict.message
 
 
 def test_tolerance_follows_the_coarser_dtype():

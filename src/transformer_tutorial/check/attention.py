@@ -14,8 +14,8 @@ from ..multihead import MultiHeadAttention
 from .diagnoses import (
     GRADIENTS,
     MASKING,
+    call_attention,
     implied_divisor,
-    lengths_mixed,
     masking_mistake,
     random_output,
     scale_named,
@@ -32,13 +32,15 @@ MISTAKES = {
     "softmax-detached": "no gradient reaches the scores: did you detach() them or the weights?",
     "softmax-nan-gradient": "the gradient has NaN: a fully masked row must not reach softmax as "
     "-inf.",
-    "attention-unscaled": "you forgot to divide the scores by sqrt(d_k): with d_k = {dk} the "
-    "softmax gets scores {ratio:.1f} times too large and its weights are too peaked.",
+    "attention-unscaled": "the scores reach the softmax without the division by sqrt(d_k) "
+    "(forgotten, or applied to the output or to v instead): with d_k = {dk} the softmax gets "
+    "scores {ratio:.1f} times too large and its weights are too peaked.",
     "attention-sqrt-dv": "you divide the scores by sqrt(d_v) = sqrt({dv}); the scale is "
     "1/sqrt(d_k) = 1/sqrt({dk}), the size of the query and key vectors whose dot product it "
     "tames (v's size plays no part).",
-    "attention-by-dk": "you divide the scores by d_k = {dk}, not by its square root: the dot "
-    "product of two random d_k-vectors has standard deviation sqrt(d_k).",
+    "attention-by-dk": "you divide the scores by d_k = {dk} (by d_k itself, or by sqrt(d_k) "
+    "twice: q or k scaled, then the scores again), not once by its square root: the dot product "
+    "of two random d_k-vectors has standard deviation sqrt(d_k).",
     "attention-sqrt-tk": "you divide the scores by sqrt(T_k) = sqrt({tk}), the number of keys; "
     "the scale is 1/sqrt(d_k) = 1/sqrt({dk}), the size of the query and key vectors.",
     "attention-scales-weights": "you divide the weights by sqrt(d_k) after the softmax, so rows "
@@ -188,17 +190,6 @@ def _expect_no_overflow(fn: Callable, scores: Tensor, mask: Tensor) -> None:
 # --- scaled dot-product attention ------------------------------------------------------------
 
 
-def _called(call: Callable, q: Tensor, k: Tensor, v: Tensor, m: Tensor | None) -> object:
-    """``call(q, k, v, mask=m)``; when it raises, the lengths-mixed mistake if it is that."""
-    try:
-        return call(q, k, v, mask=m)
-    except Exception as err:
-        wrong = lengths_mixed(lambda *qkv: call(*qkv, mask=None), q, k, v)
-        if wrong is None:
-            raise
-        raise wrong from err
-
-
 def _attention_mask(B: int, Tq: int, Tk: int) -> Tensor:
     """``(B, 1, T_q, T_k)``: sequence 1 has two padding keys; query 1 of sequence 0 sees none."""
     mask = torch.ones(B, 1, Tq, Tk, dtype=torch.bool)
@@ -242,7 +233,7 @@ def check_attention(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
     mask = _attention_mask(B, Tq, Tk)
     for m in (None, mask):
         expected, expected_w = attention(q, k, v, mask=m)
-        result = _called(fn, q, k, v, m)
+        result = call_attention(fn, q, k, v, m)
         if isinstance(result, Tensor):
             raise Wrong.named(MISTAKES, "attention-one-result")
         if not (isinstance(result, (tuple, list)) and len(result) == 2):
@@ -424,10 +415,9 @@ def check_multihead(cls: type) -> Verdict:
     with torch.no_grad():
         for q, k, v, m in probes:
             B, Tq = q.shape[:2]
-            result = _called(mine, q, k, v, m)
-            out = expect_tensor(
-                result[0] if isinstance(result, (tuple, list)) else result, "out", (B, Tq, D)
-            )
+            result = call_attention(mine, q, k, v, m)  # out, or (out, weights)
+            out = result[0] if isinstance(result, (tuple, list)) else result
+            out = expect_tensor(out, "out", (B, Tq, D))
             expected, _ = reference(q, k, v, mask=m)
             if not close(out, expected):
                 raise _multihead_diagnosis(mine, reference, H, D, out, q, k, v, m)
@@ -472,7 +462,7 @@ def check_additive_attention(cls: type) -> Verdict:
     with torch.no_grad():
         for q, k, v, m in probes:
             B, Tq = q.shape[:2]
-            result = _called(mine, q, k, v, m)
+            result = call_attention(mine, q, k, v, m)
             if not (isinstance(result, (tuple, list)) and len(result) == 2):
                 raise Wrong.differs(MESSAGES, "additive-not-a-pair")
             shapes = tuple(tuple(getattr(r, "shape", ())) for r in result)

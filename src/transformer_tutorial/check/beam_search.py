@@ -50,6 +50,8 @@ def _beam_steps(case: Case, K: int, alpha: float, mistake: str | None) -> Genera
     def lp(n: Tensor, a: float) -> Tensor:
         if mistake == "penalty-precedence":  # (5 + |Y|) / 6 ** a: the power binds first
             return (5 + n + bos) / 6**a
+        if mistake == "lp-bracket":  # (5 + |Y| / 6) ** a: hardly changes with |Y|
+            return (5 + n / 6) ** a
         return n.clamp(min=1) ** a if mistake == "plain-power" else ((5 + n + bos) / 6) ** a
 
     first = [None] * B  # first-finished: the first hypothesis of each sentence to finish
@@ -253,11 +255,13 @@ MISTAKES = {  # beam-<mistake>: the sentence of each mistake of _beam_steps
     "every hypothesis has the same length the penalty changes nothing.",
     "beam-penalty-at-end": "during the search yours ranks by log P alone, so short hypotheses "
     "push the long ones out of the beam early: the length penalty is not used there (at most it "
-    "is applied only to choose among the final hypotheses). Rank every step's candidates by "
-    "log P(Y) / lp(Y).",
-    "beam-pick-by-log-p": "the search ranks by log P / lp, but the final choice takes the "
-    "hypothesis with the highest log P: the best hypothesis is the one with the highest log P(Y) / "
-    "lp(Y), the same score as during the search.",
+    "is applied only to choose among the final hypotheses), or it is applied with one |Y| for "
+    "every candidate (the step number, not each hypothesis's own length, frozen after its EOS), "
+    "which ranks them as log P does. Rank every step's candidates by log P(Y) / lp(Y).",
+    "beam-pick-by-log-p": "the search ranks by log P / lp, but the final choice ranks as log P "
+    "alone does: it takes the highest log P, or divides every hypothesis by one lp (|Y| taken "
+    "from the output's width, the PAD after EOS counted). The best hypothesis is the one with the "
+    "highest log P(Y) / lp(Y), each with its own length, the same score as during the search.",
     "beam-penalty-carried": "the length penalty compounds: yours keeps log P / lp as the running "
     "score and adds the next log-probability to it, dividing again at every step. Keep each "
     "hypothesis's log P (a plain sum of log-probabilities) and divide by lp(Y) only to rank.",
@@ -266,6 +270,9 @@ MISTAKES = {  # beam-<mistake>: the sentence of each mistake of _beam_steps
     "beam-eos-not-in-length": "the length penalty does not count EOS: the |Y| of a hypothesis that "
     "ends with EOS includes its EOS ({lp}).",
     "beam-plain-power": "the length penalty is |Y| ** length_penalty; the book's (GNMT's) is {lp}.",
+    "beam-lp-bracket": "the length penalty is (5 + |Y| / 6) ** length_penalty, a bracket "
+    "misplaced: it hardly changes with |Y|, so your search ranks almost as by log P alone. The "
+    "book's (GNMT's) is {lp}.",
     "beam-penalty-precedence": "your search ranks by log P / (5 + |Y|) times a constant: the "
     "length penalty grows linearly with |Y|, not as a power. (5 + |Y|) / 6 ** length_penalty "
     "does this (** binds before /, so the power applies to 6 alone), and so do ((5 + |Y|) / 6) "
@@ -310,10 +317,12 @@ MISTAKES = {  # beam-<mistake>: the sentence of each mistake of _beam_steps
     "beam-first-finished": "a sentence stops at its first finished hypothesis: the others go on "
     "and may end better. Stop when all of a sentence's hypotheses are finished (or at max_len), "
     "then return the best.",
-    "beam-best-finished": "a sentence stops as soon as its best-ranked hypothesis is finished: "
-    "an open hypothesis ranked below it may still overtake it, since each step it grows its "
-    "log P falls but its lp(Y) grows too. Stop when all of a sentence's hypotheses are "
-    "finished (or at max_len), then return the best.",
+    "beam-best-finished": "your outputs are what a search gives that stops a sentence as soon as "
+    "its best-ranked hypothesis is finished (an open hypothesis ranked below it may still "
+    "overtake it: each step it grows, its log P falls but its lp(Y) grows too), or one that ranks "
+    "the candidates with the lengths from before this step's token (|Y| updated after the topk, "
+    "not before). Stop when all of a sentence's hypotheses are finished (or at max_len), then "
+    "return the best; |Y| counts the new token.",
 }
 _BEAM_MISTAKES = tuple(key.removeprefix("beam-") for key in MISTAKES)
 

@@ -67,8 +67,9 @@ MISTAKES = {
     "greedy-with-bos": "your output starts with BOS (id {bos}): return only the generated "
     "tokens, (B, T') without BOS.",
     "greedy-pad-as-word": "sentence {i} has PAD (id {pad}) at step {t}, inside the sentence: "
-    "padding is not a word. Give it the score -inf before choosing a token; PAD only fills a "
-    "row after its EOS.",
+    "padding is not a word. Give it the score -inf before choosing a token, on the vocabulary "
+    "axis of the last position's logits (logits[:, -1, pad] or logits[..., pad]; -inf on a whole "
+    "position makes argmax pick id 0); PAD only fills a row after its EOS.",
     "greedy-no-stop": "sentence {i} goes on after its EOS at step {t} (then {after}...): a "
     "sentence (a hypothesis) that has produced EOS (id {eos}) is finished; only PAD may follow.",
     "greedy-eos-dropped": "your sentences end without their EOS (id {eos}): sentence {i} should "
@@ -140,7 +141,8 @@ def _make_case(seed: int, src_seed: int) -> Case:
 # length penalty that counts BOS on 28 of 30). tests/test_check.py checks that this still holds.
 SEEDS = ((3, 1), (2, 102), (4, 104), (5, 105))
 # the beam searches tried: (translator, beam_size, length_penalty); beam_size 1 is greedy search
-BEAM_PROBES = ((0, 3, 0.6), (1, 2, 1.5), (2, 3, 0.6), (3, 4, 1.0), (0, 1, 0.6), (1, 3, 2.0))
+BEAM_PROBES = ((0, 3, 0.6), (1, 2, 1.5), (2, 3, 0.6), (3, 4, 1.0), (0, 1, 0.6), (1, 3, 2.0),
+               (2, 3, 2.0))  # fmt: skip
 
 
 def decoding_cases() -> list[Case]:

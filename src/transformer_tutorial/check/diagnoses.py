@@ -374,6 +374,17 @@ LENGTHS = {
 }
 
 
+def call_attention(call: Callable, q: Tensor, k: Tensor, v: Tensor, m: Tensor | None) -> object:
+    """``call(q, k, v, mask=m)``; when it raises, the lengths-mixed mistake if it is that."""
+    try:
+        return call(q, k, v, mask=m)
+    except Exception as err:
+        wrong = lengths_mixed(lambda *qkv: call(*qkv, mask=None), q, k, v)
+        if wrong is None:
+            raise
+        raise wrong from err
+
+
 def lengths_mixed(call: Callable, q: Tensor, k: Tensor, v: Tensor) -> Wrong | None:
     """For a call of the reader's attention that raised: name the mistake if it runs once the
     keys and values are cut to the queries' length (the sequence axis is -2)."""

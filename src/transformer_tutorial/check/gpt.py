@@ -92,9 +92,11 @@ MISTAKES = {
     "top-p-relative": "you keep the tokens at least (1 - p) times as likely as the best one, a "
     "threshold relative to the maximum: top-p sums the sorted probabilities and keeps the most "
     "likely tokens until their mass reaches p.",
-    "top-p-overflow": "for {what}, no token is kept (or the logits are NaN): exp() of logits "
-    "this large overflows to inf, and inf / inf is NaN. The softmax must subtract the row's "
-    "maximum first -- logits.softmax(-1) does -- and logits of any size are valid.",
+    "top-p-overflow": "for {what}, no token is kept (or the logits are NaN): exp() of logits this "
+    "large overflows to inf, and inf / inf is NaN; or the probabilities are exp(logits) never "
+    "divided by their sum, which are no distribution (ordinary logits then fail too). The softmax "
+    "must subtract the row's maximum first -- logits.softmax(-1) does -- and logits of any size "
+    "are valid.",
 }
 
 MESSAGES = {

@@ -19,7 +19,8 @@ MISTAKES = {
     "so that each row sums to 1.",
     "nw-unweighted-average": "every value gets the same weight 1 / T_k: that is average pooling. "
     "Weight each value by the softmax of the kernel scores, so near keys count more.",
-    "nw-softmax-over-queries": "the weights sum to 1 over the queries (softmax over axis 0): each "
+    "nw-softmax-over-queries": "the weights sum to 1 over the queries (a softmax over axis 0, or "
+    "over the last axis of differences laid out (T_k, T_q) and transposed afterwards): each "
     "query's weights are a distribution over the keys, the last axis.",
     "nw-sign": "the sign of the score is flipped: far keys get the most weight. The score is "
     "-(q - k)^2 / (2 width^2), largest (0) when the key equals the query.",
@@ -31,8 +32,9 @@ MISTAKES = {
     "-(q - k)^2 / (2 width^2), so a larger width means a wider kernel.",
     "nw-width-not-squared": "the width is not squared: divide by 2 width^2, not 2 width (the two "
     "agree only at width 1).",
-    "nw-two-squared": "the 2 is squared with the width: (2 width)^2 = 4 width^2; the "
-    "denominator is 2 width^2, 2 * width**2.",
+    "nw-two-squared": "the scores are divided by 4 width^2, not 2 width^2: the 2 squared with the "
+    "width, (2 width)^2, or the half taken twice (0.5 * (q - k)^2 / (2 width^2)); the denominator "
+    "is 2 width^2, 2 * width**2.",
     "nw-width-detached": "the predictions do not depend on the width through autograd: fit_width "
     "could not learn it.",
 }

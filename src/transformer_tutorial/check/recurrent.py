@@ -48,8 +48,9 @@ _ORDER = (
     "input, forget, candidate, output."
 )
 MISTAKES |= {
-    "lstm-gates-i-f-swapped": "input and forget gates are swapped: the blocks are in the order "
-    "i, f, g, o.",
+    "lstm-gates-i-f-swapped": "input and forget gates are swapped: the blocks are in the order i, "
+    "f, g, o, and c' = sigmoid(f) c + sigmoid(i) tanh(g); look for the chunks taken in another "
+    "order, or i and f in each other's place in that formula.",
     "lstm-gate-order-ifog": _ORDER,
     "lstm-gate-order-fiog": _ORDER,
     "lstm-gate-order-gifo": _ORDER,

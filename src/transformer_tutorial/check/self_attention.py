@@ -22,8 +22,9 @@ MISTAKES = {
     "made out, the ones computed from the masked scores.",
     "self-attn-unscaled": "the scores are not scaled: divide Q K^T by sqrt(d_k) = {root:.3f} "
     "before the softmax.",
-    "self-attn-scaled-by-dk": "the scores are divided by d_k = {d_k}; divide by its square root, "
-    "sqrt(d_k) = {root:.3f}.",
+    "self-attn-scaled-by-dk": "the scores are divided by d_k = {d_k}, by d_k itself or by "
+    "sqrt(d_k) twice (q or k already scaled, then the scores again); divide once by its square "
+    "root, sqrt(d_k) = {root:.3f}.",
     "self-attn-dv-default": "built as cls(d_in, d_k), without d_v: {said} d_v defaults to "
     "d_k = {d_k} (d_v = d_k if d_v is None else d_v).",
     "self-attn-softmax-batch": "the softmax runs over the batch (axis 0): each query's weights "
@@ -33,12 +34,14 @@ MISTAKES = {
     "past instead of the future). Use the mask as given.",
     "self-attn-softmax-queries": "the softmax runs over the queries (axis -2); each query's "
     "weights are a distribution over the keys, the last axis.",
-    "self-attn-one-matrix": "the keys are made with W_q: keys use their own matrix W_k (with one "
-    "matrix, every token would score itself highest).",
+    "self-attn-one-matrix": "the keys are made with W_q, or q stands where k belongs in the "
+    "scores (q @ q^T): keys use their own matrix W_k (with one matrix, every token would score "
+    "itself highest).",
     "self-attn-sqrt-dv": "the scores are divided by sqrt(d_v) = sqrt({d_v}); the scale is "
     "sqrt(d_k) = sqrt({d_k}), the size of the query and key vectors whose dot product it tames.",
-    "self-attn-k-times-q": "the scores are K Q^T, one row per key: they are Q K^T, row i query "
-    "i's scores over the keys j.",
+    "self-attn-k-times-q": "the scores are K Q^T, one row per key (k @ q^T, or q and k made with "
+    "each other's matrices, q = x @ W_k and k = x @ W_q): they are Q K^T, row i query i's scores "
+    "over the keys j.",
     "self-attn-transposed-weights": "the weights are transposed: row i holds query i's weights "
     "over the keys j, softmax(Q K^T), not (Q K^T)^T.",
     "self-attn-transposed-out": "out has shape (B, d_v, T) = {shape}: it is transposed; one row "

@@ -100,8 +100,9 @@ MISTAKES = {
     "tf-context-first-output": "the context is the encoder's output at the first position; c "
     "is the encoder's final state s_S (last_hidden of what the encoder returns), which has read "
     "the whole source.",
-    "tf-eos-not-trained": "<eos> is not a target (you replaced it by padding): the model never "
-    "learns to stop. <eos> is the last real target token of each sentence.",
+    "tf-eos-not-trained": "<eos> is not a target (you replaced it by padding, or left it out of "
+    "the loss's mask, e.g. (tgt_out != PAD_ID) & (tgt_out != EOS_ID)): the model never learns to "
+    "stop. <eos> is the last real target token of each sentence.",
     "tf-mask-from-inputs": "the real-token mask comes from the decoder's inputs, not from "
     "tgt_out: one padding position after each <eos> counts in the loss. Build it as "
     "tgt_out != PAD_ID.",

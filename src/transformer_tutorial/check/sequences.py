@@ -72,8 +72,8 @@ MISTAKES = {
     "{got} True entries. Row b is True at positions 0 .. lengths[b] - 1: positions counted from "
     "1 (arange(1, T + 1)) compared with <, or positions compared with < lengths - 1, lose the "
     "last one.",
-    "mask-off-by-one": "off by one: row b has lengths[b] real tokens, positions 0 .. lengths[b] "
-    "- 1, so the test is `position < length`, not `<=`.",
+    "mask-off-by-one": "off by one: row b has lengths[b] real tokens, positions 0 .. lengths[b] - "
+    "1, so the test is `position < length`, not `position <= length` nor `position < length + 1`.",
     "mask-max-len-ignored": "with max_len=7 your mask is as wide as the longest row, not 7: "
     "max_len is ignored, or taken as a cap (min(max_len, max(lengths))). The mask is max_len "
     "wide, as wide as a batch padded (or cut) to a fixed length.",

@@ -407,9 +407,7 @@ MISTAKES = [
     Mistake(SOFT, "softmax-minus-1e9", softmax_minus_1e9, "(-1e9) instead of -inf"),
     Mistake(SOFT, "softmax-then-zero", softmax_then_zero, "zero the masked weights after"),
     Mistake(SOFT, "softmax-times-mask", softmax_times_mask, "multiplying the scores by the mask"),
-    Mistake(
-        A, "attention-unscaled", attention_unscaled, "forgot to divide the scores by sqrt(d_k)"
-    ),
+    Mistake(A, "attention-unscaled", attention_unscaled, "without the division by sqrt(d_k)"),
     Mistake(A, "attention-sqrt-dv", attention_sqrt_dv, "by sqrt(d_v)"),
     Mistake(
         A,
@@ -417,7 +415,7 @@ MISTAKES = [
         lambda q, k, v, mask=None: attention(q, k, v, mask, scale=k.shape[-2] ** -0.5),
         "the number of keys",
     ),
-    Mistake(A, "attention-by-dk", attention_by_dk, "not by its square root"),
+    Mistake(A, "attention-by-dk", attention_by_dk, "not once by its square root"),
     Mistake(A, "attention-scales-weights", attention_scales_weights, "after the softmax"),
     Mistake(
         A,

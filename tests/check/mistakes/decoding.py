@@ -89,6 +89,8 @@ _GREEDY = [
 def _lp(length, alpha, mistake):
     if mistake == "plain-power":
         return length.clamp(min=1) ** alpha
+    if mistake == "lp-bracket":
+        return (5 + length / 6) ** alpha
     return ((5 + length + (mistake == "bos-in-length")) / 6) ** alpha
 
 
@@ -296,11 +298,12 @@ _BEAM = [
     ("no-penalty", "the penalty is not applied"),
     ("pad-in-length", "keeps growing after a hypothesis's EOS"),
     ("penalty-at-end", "applied only to choose among the final hypotheses"),
-    ("pick-by-log-p", "the final choice takes the hypothesis with the highest log P"),
+    ("pick-by-log-p", "the final choice ranks as log P alone does"),
     ("penalty-carried", "the length penalty compounds"),
     ("bos-in-length", "the length penalty counts BOS"),
     ("eos-not-in-length", "the length penalty does not count EOS"),
     ("plain-power", "|Y| ** length_penalty"),
+    ("lp-bracket", "a bracket misplaced"),
     ("raw-logits", "adds up raw logits"),
     ("probabilities", "adds up probabilities"),
     ("softmax-over-batch", "the log-softmax runs over the wrong axis"),

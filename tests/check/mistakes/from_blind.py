@@ -278,7 +278,7 @@ _FROM_BLIND = [
     ("bert-mask-unchanged-unlabelled", "b10", "check_mask_tokens", "labels_only_where_changed",
      "you label only the positions you"),
     ("nw-two-squared", "b13", "check_nadaraya_watson", "two_width_squared",
-     "the 2 is squared with the width"),
+     "the 2 squared with the width"),
     ("tf-logits-by-column", "b14", "check_teacher_forcing_loss", "flatten_time_major",
      "the logits are flattened column by column"),
 ]  # fmt: skip
@@ -316,4 +316,14 @@ MISTAKES = [
     Mistake(check.check_rnn_cell, "rnn-detaches-state",
             _case("b6", "check_rnn_cell", "previous_state_detached"), "no gradient reaches s_prev",
             mistake="gradient-detached"),
+] + [  # B20's three wrong names: each slip is now listed among its symptom's causes, or named
+    Mistake(getattr(check, check_name), f"{set_name}-{name}", _case(set_name, check_name, name),
+            words, mistake=key)
+    for key, set_name, check_name, name, words in [
+        ("mask-one-short", "b20", "check_padding_mask", "last_token_dropped",
+         "compared with < lengths - 1"),
+        ("softmax-minus-1e9", "b20", "check_masked_softmax", "empty_rows_uniform",
+         "set to a constant against the NaN"),
+        ("beam-lp-bracket", "b20", "check_beam_search", "lp_parens", "a bracket misplaced"),
+    ]
 ]  # fmt: skip

@@ -127,7 +127,7 @@ SA = check.check_self_attention
 
 MISTAKES = [
     Mistake(SA, "self-attn-unscaled", Unscaled, "the scores are not scaled"),
-    Mistake(SA, "self-attn-scaled-by-dk", ScaledByDk, "divide by its square root"),
+    Mistake(SA, "self-attn-scaled-by-dk", ScaledByDk, "divide once by its square root"),
     Mistake(SA, "self-attn-one-matrix", OneMatrixForQueriesAndKeys, "the keys are made with W_q"),
     Mistake(
         SA, "self-attn-softmax-queries", SoftmaxOverQueries, "the softmax runs over the queries"
