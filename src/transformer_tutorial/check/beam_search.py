@@ -253,11 +253,12 @@ MISTAKES = {  # beam-<mistake>: the sentence of each mistake of _beam_steps
     "lp hardly changes with |Y| (a bracket misplaced: 5 + |Y| / 6 where (5 + |Y|) / 6 belongs); or "
     "|Y| keeps growing after a hypothesis's EOS (the PAD that follows must not count), and when "
     "every hypothesis has the same length the penalty changes nothing.",
-    "beam-penalty-at-end": "during the search yours ranks by log P alone, so short hypotheses "
-    "push the long ones out of the beam early: the length penalty is not used there (at most it "
-    "is applied only to choose among the final hypotheses), or it is applied with one |Y| for "
-    "every candidate (the step number, not each hypothesis's own length, frozen after its EOS), "
-    "which ranks them as log P does. Rank every step's candidates by log P(Y) / lp(Y).",
+    "beam-penalty-at-end": "during the search yours ranks as log P alone does, so short "
+    "hypotheses push the long ones out of the beam early: the length penalty is not used there "
+    "(at most it is applied only to choose among the final hypotheses), or it is applied with one "
+    "|Y| for every candidate (the step number, not each hypothesis's own length, frozen after its "
+    "EOS), or it multiplies log P instead of dividing it. Rank every step's candidates by log "
+    "P(Y) / lp(Y).",
     "beam-pick-by-log-p": "the search ranks by log P / lp, but the final choice ranks as log P "
     "alone does: it takes the highest log P, or divides every hypothesis by one lp (|Y| taken "
     "from the output's width, the PAD after EOS counted). The best hypothesis is the one with the "

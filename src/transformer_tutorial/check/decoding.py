@@ -53,10 +53,11 @@ MISTAKES = {
     "the same sentence. Sampling from the softmax (that belongs to chapter 18), or state kept "
     "from one call to the next (a global, a default argument that is a list), does this.",
     "greedy-not-argmax": "sentence {b}'s token at step {t} is {token}, the model's choice number "
-    "{rank} after BOS and your own tokens before it; greedy search takes the most probable one, "
-    "{best} (argmax of the last position's logits, PAD excluded), not a sample nor another "
-    "rank. If your loop feeds the decoder anything other than BOS and the tokens so far, that "
-    "is the cause instead.",
+    "{rank} after BOS and your own tokens before it, where greedy search takes the most probable "
+    "one, {best}: the argmax over the vocabulary of the last position's logits, PAD excluded. A "
+    "sample or another rank does this; so do an index shifted by a slice (the argmax of logits[:, "
+    "1:] without adding the 1 back), scores normalised over another axis (a softmax over the "
+    "batch), or a decoder fed something other than BOS and the tokens so far.",
     "greedy-wrong-start": "your search starts from {token} (id {id}) instead of BOS: with that "
     "first input every token is the most probable one, so only the start is wrong. The "
     "decoder's first input is bos_id ({bos}), e.g. torch.full((B, 1), bos_id).",

@@ -325,5 +325,12 @@ MISTAKES = [
         ("softmax-minus-1e9", "b20", "check_masked_softmax", "empty_rows_uniform",
          "set to a constant against the NaN"),
         ("beam-lp-bracket", "b20", "check_beam_search", "lp_parens", "a bracket misplaced"),
+        # and B21's: its wrong name, and two verdicts that named only a sample or another rank
+        ("beam-penalty-at-end", "b21", "check_beam_search", "penalty_multiplied",
+         "multiplies log P instead of dividing it"),
+        ("greedy-not-argmax", "b21", "check_greedy_decode", "pad_sliced_off",
+         "an index shifted by a slice"),
+        ("greedy-not-argmax", "b21", "check_greedy_decode", "softmax_over_batch",
+         "a softmax over the batch"),
     ]
 ]  # fmt: skip
