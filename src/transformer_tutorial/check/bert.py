@@ -47,7 +47,8 @@ MISTAKES = {
     "to recover.",
     "bert-mask-random-outside-chosen": "a position that was not chosen (label IGNORE_INDEX) was "
     "changed in `inputs`: only chosen tokens become [MASK] or a random token; the rest are left "
-    "alone.",
+    "alone. If the labels and the inputs each drew their own chosen positions, draw `chosen` once "
+    "and use it for both.",
     "bert-mask-unchanged-unlabelled": "{share:.1%} of the real tokens have a label, about "
     "0.9 x 15 %, and no labelled token is left as it was: you label only the positions you "
     "changed. The 10 % of chosen tokens that stay unchanged are chosen too: they get their "

@@ -64,9 +64,10 @@ MISTAKES = {
     "top-p-exactly-p": "you keep one token too many at the boundary: the {m} most likely tokens "
     "already hold exactly p = {p:g}, so the nucleus (the smallest set whose probability reaches "
     "p) ends there. Keep a token only while the mass before it is *below* p (<, not <=).",
-    "top-p-minus-1e9": "for {what}, the tokens outside the nucleus get -1e9 instead of -inf: "
-    "-inf takes a token out for good, while -1e9 is still a logit that a temperature or an "
-    "added bias can bring back (-1e9 / 1e9 = -1). Fill with float('-inf').",
+    "top-p-minus-1e9": "for {what}, the tokens outside the nucleus get a large finite negative "
+    "number (-1e9, or torch.finfo(dtype).min) instead of -inf: -inf takes a token out for good, "
+    "while a finite number is still a logit that a temperature or an added bias can bring back "
+    "(-1e9 / 1e9 = -1). Fill with float('-inf').",
     "top-p-dim-one": "the filter runs along dim 1, which is the vocabulary only for (B, V) "
     "logits: for (B, T, V) it runs over the positions. Use dim=-1 throughout (softmax, sort, "
     "cumsum, scatter).",
@@ -75,9 +76,10 @@ MISTAKES = {
     "probabilities add up to p, as many as that takes.",
     "top-p-no-softmax": "the mass is summed over the sorted logits, not over probabilities: "
     "sort and add up softmax(logits), whose sum is 1, and compare that with p.",
-    "top-p-gather-unsort": "the kept mask goes back to the vocabulary's order with "
-    "gather(-1, order), which applies the sort's permutation once more instead of undoing it: "
-    "scatter(-1, order, keep_sorted) puts each entry back where it came from.",
+    "top-p-gather-unsort": "the kept mask goes back to the vocabulary's order with gather(-1, "
+    "order) (or a scatter through order.argsort(), which comes to the same), which applies the "
+    "sort's permutation once more instead of undoing it: scatter(-1, order, keep_sorted) puts "
+    "each entry back where it came from.",
     "top-p-min-two": "you always keep at least two tokens: when the most likely token alone "
     "reaches p the nucleus is that one token, and sampling from it is greedy.",
     "top-p-softmax-axis": "the softmax runs over dim 0, the batch, not over the vocabulary: "

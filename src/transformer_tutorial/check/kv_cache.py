@@ -43,9 +43,10 @@ MISTAKES = {
     "kv-cache-new-first": "the new {name} are put before the cached ones (after appending "
     "{shapes}): position t must sit at index t along dim 2, so append after the history, "
     "torch.cat([cached, new], dim=2).",
-    "kv-cache-returns-before-adding": "a new cache's first append_self returned 0 positions: "
-    "it returns what the cache held before the new positions were added. Add them first, then "
-    "return every position so far, (B, H, T_past + T_new, Dh).",
+    "kv-cache-returns-before-adding": "a new cache's first append_self returned 0 positions: it "
+    "returns what the cache held before the new positions were added, or a slice that stops one "
+    "position early. Add them first, then return every position so far, (B, H, T_past + T_new, "
+    "Dh).",
     "kv-cache-reorder-rows-lost": "after reorder({order}) the next append_self failed ({error}): "
     "the cache no longer holds {B} batch rows. index may repeat a row (beam search goes on with "
     "one hypothesis in two rows) and says the new order: keep one row per entry, "

@@ -69,7 +69,8 @@ MISTAKES |= {
     "where a query *may attend*.",
     "causal-all-true": "nothing is masked: row t may attend only to the keys 0..t.",
     "causal-off-by-one": "position t sees position t+1: the causal mask is off by one.",
-    "causal-transposed": "rows are queries and columns keys: your mask is transposed.",
+    "causal-transposed": "rows are queries and columns keys: your mask is transposed (torch.triu "
+    "where torch.tril is meant, or the positions compared the other way).",
     # sinusoidal positions
     "table-transposed": "your table is (d_model, max_len) = {shape}: one row per position, "
     "(max_len, d_model).",
@@ -80,10 +81,11 @@ MISTAKES |= {
     "sin 0 = 0, cos 0 = 1.",
     "table-all-sines": "every column holds a sine: the odd columns 1, 3, ... hold cosines.",
     "table-half-exponent": "your exponent is half the right one: w_j = 10000^(-2j / d_model), "
-    "where 2j is the even column index (you used j); so row 1, column 2 is sin({w1:.4f}).",
-    "table-double-exponent": "your exponent is twice the right one: w_j = 10000^(-2j / "
-    "d_model), where 2j is already the even column index (you doubled it); so row 1, column 2 "
+    "where 2j is the even column index (you used j, or divided by 2 d_model); so row 1, column 2 "
     "is sin({w1:.4f}).",
+    "table-double-exponent": "your exponent is twice the right one: w_j = 10000^(-2j / d_model), "
+    "where 2j is already the even column index (you doubled it, or divided by d_model / 2); so "
+    "row 1, column 2 is sin({w1:.4f}).",
     "table-growing-frequencies": "the frequencies grow along the columns: your angles are "
     "i * 10000^(+2j / d_model), which is also what dividing by w_j gives (i / w_j). The angle "
     "is i * w_j with w_j = 10000^(-2j / d_model), so that w_0 = 1 and the last columns turn "
@@ -128,8 +130,8 @@ MISTAKES |= {
     "norm-mean-square": "you subtract the mean but divide by sqrt(mean(x ** 2) + eps), the root "
     "mean square of x before centring: the variance is the mean of the *centred* squares, "
     "((x - mean) ** 2).mean(-1).",
-    "norm-square-of-sum": "your variance is about 0 in every row: the square of the sum of the "
-    "centred values, which sum to 0. The variance is the mean of their squares, "
+    "norm-square-of-sum": "your variance is about 0 in every row: the square of the sum (or of "
+    "the mean) of the centred values, which sum to 0. The variance is the mean of their squares, "
     "((x - mean) ** 2).mean(-1).",
 }
 

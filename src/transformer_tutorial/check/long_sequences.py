@@ -26,10 +26,12 @@ MISTAKES = {
     "sees: the scale is sqrt(Dh) = {root:.4g}, the size of the query and key vectors "
     "(q.shape[-1] = {dh}).",
     "banded-no-abs": "the band is one-sided: frame t sees every key s with t - s <= w, all the "
-    "frames after it too. The band is |t - s| <= w: take abs() of the offset.",
+    "frames after it too. The band is |t - s| <= w: take abs() of the offset, or, built with tril "
+    "and triu as band_mask does, keep .tril(window) as well as .triu(-window).",
     "banded-causal-no-window": "the causal band has no window: frame t sees the whole past, "
     "s <= t. It sees t - w .. t ({n} keys), band_mask(T, w, causal=True).",
-    "banded-scaled-by-dh": "the scores are divided by Dh = {dh}, not by sqrt(Dh) = {root:.4g}.",
+    "banded-scaled-by-dh": "the scores are divided by Dh = {dh} (by Dh itself, or by sqrt(Dh) "
+    "twice: q or k scaled, then the scores again), not once by sqrt(Dh) = {root:.4g}.",
     "banded-padding-zeroed": "the padding frames' keys and values are set to zero instead of "
     "masked: a zero key still scores 0 and takes weight exp(0) in the softmax. Leave them out "
     "with the mask (-inf before the softmax), band & key_padding.",
@@ -55,16 +57,17 @@ MISTAKES = {
     "the band from the offsets, |t - s| <= window.",
     "banded-range-end-exclusive": "one side of the band is a frame short: you give frame t the "
     "keys t{a:+d} .. t{b:+d}, 2w keys, and miss the last one {side} it (a Python range's end is "
-    "exclusive). The band is t - w .. t + w, 2w + 1 keys.",
+    "exclusive, or a < where <= belongs on that side of an offset mask). The band is t - w .. t + "
+    "w, 2w + 1 keys.",
     "banded-one-sided": "your band is one-sided: with causal=False frame t sees the frames on both "
     "sides, t - w .. t + w; yours sees only the past, t - w .. t.",
     "banded-ahead-only": "your band is one-sided and looks ahead: with causal=False frame t sees "
     "t - w .. t + w; yours sees only t .. t + w.",
     "banded-ignores-causal": "with causal=True frame t must not see the future: the causal band "
     "is t - w .. t, one-sided; yours is two-sided, t - w .. t + w.",
-    "banded-causal-wrong-axis": "your causal band looks ahead, t .. t + w, instead of back, "
-    "t - w .. t: the band is laid along the wrong axis (rows are queries t, columns keys s; "
-    "transposed).",
+    "banded-causal-wrong-axis": "your causal band looks ahead, t .. t + w, instead of back, t - w "
+    ".. t: the band is laid along the wrong axis (rows are queries t, columns keys s; "
+    "transposed), or its causal edge is cut with triu where tril belongs (keys s <= t).",
     "banded-causal-excludes-self": "frame t does not see itself: the causal band is t - w .. t, "
     "both ends included (w + 1 keys); yours stops at t - 1.",
     "banded-padding-ignored": "key_padding is not used: the padding frames at the end of sequence "

@@ -44,8 +44,9 @@ MISTAKES = {
 }
 
 _ORDER = (
-    "you read the four blocks of z as {read}; PyTorch's order (and the book's) is i, f, g, o: "
-    "input, forget, candidate, output."
+    "your cell computes what reading the four blocks of z as {read} gives (the chunks taken in "
+    "that order, or the gates in each other's place in the formulas); PyTorch's order (and the "
+    "book's) is i, f, g, o: input, forget, candidate, output."
 )
 MISTAKES |= {
     "lstm-gates-i-f-swapped": "input and forget gates are swapped: the blocks are in the order i, "

@@ -103,9 +103,9 @@ MISTAKES = {
     "tf-eos-not-trained": "<eos> is not a target (you replaced it by padding, or left it out of "
     "the loss's mask, e.g. (tgt_out != PAD_ID) & (tgt_out != EOS_ID)): the model never learns to "
     "stop. <eos> is the last real target token of each sentence.",
-    "tf-mask-from-inputs": "the real-token mask comes from the decoder's inputs, not from "
-    "tgt_out: one padding position after each <eos> counts in the loss. Build it as "
-    "tgt_out != PAD_ID.",
+    "tf-mask-from-inputs": "the real-token mask counts one padding position after each <eos>: it "
+    "comes from the decoder's inputs rather than from tgt_out, or from the lengths compared with "
+    "<= (or < lengths + 1). Build it as tgt_out != PAD_ID.",
     "tf-softmax-before-loss": "the logits go through a softmax before the cross-entropy, which "
     "takes a log_softmax itself: pass the raw logits (cross_entropy = log_softmax + "
     "nll_loss).",

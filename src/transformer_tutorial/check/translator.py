@@ -35,13 +35,14 @@ MISTAKES = {
     "average-mutates-its-inputs": "your function changed the checkpoints it was given, in "
     "place ({changed} of a checkpoint are no longer what was saved): accumulate into new "
     "tensors (sum(...) or torch.stack(...) make them), never into an input.",
-    "average-drops-tied-name": "the result lacks {missing} -- the two tied names share one "
-    "tensor in a checkpoint, and a state dict needs both: load_state_dict would refuse it.",
+    "average-drops-tied-name": "the result lacks {missing}: a filter or a loop over the names "
+    "left it out, or, where two tied names share one tensor in a checkpoint, only one of them was "
+    "kept. A state dict needs every name: load_state_dict would refuse it.",
     "average-integer-buffer-as-float": "`{counter}`, an integer buffer (a step counter), comes "
-    "back as {dtype}: it was averaged as floats. Keep an integer buffer as the newest "
-    "checkpoint has it, in its own dtype.",
-    "average-integer-buffer-averaged": "`{counter}` is {got}; the checkpoints were saved at "
-    "steps {steps}. An integer buffer (a step counter) is neither averaged nor taken from an "
+    "back as {dtype}: it was averaged as floats, or copied into a float tensor. Keep an integer "
+    "buffer as the newest checkpoint has it, in its own dtype.",
+    "average-integer-buffer-averaged": "`{counter}` is {got}; the checkpoints were saved at steps "
+    "{steps}. An integer buffer (a step counter) is neither averaged, summed, nor taken from an "
     "older checkpoint: keep the newest checkpoint's, {last}.",
     "average-float64-from-float32": "`{name}` comes back as {dtype} from {want} weights: the "
     "average must keep the weights' dtype (a float64 state dict doubles the checkpoint and "

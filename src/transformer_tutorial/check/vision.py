@@ -267,8 +267,9 @@ MISTAKES |= {
     "match-per-object": "one query is given two objects (query_index {rows}): each object took "
     "its cheapest query on its own. The matching is one-to-one: a query predicts at most one "
     "object.",
-    "match-maximises": "you choose the assignment of the largest total cost; the matching "
-    "minimises it (linear_sum_assignment(cost), maximize=False).",
+    "match-maximises": "you choose the assignment of the largest total cost (maximize=True, or a "
+    "cost with both signs turned, a score minimised); the matching minimises it "
+    "(linear_sum_assignment(cost), maximize=False).",
     "match-fixed-order": "query k is matched to object k whatever the cost: a fixed order. A set "
     "has no order -- permute the predictions and this rule gives the objects to other "
     "predictions; choose the assignment of least total cost.",
@@ -292,8 +293,9 @@ MISTAKES |= {
     "match-list-of-pairs": "you return {M} (query, object) pairs: return two index sequences, "
     "(query_index, target_index), as linear_sum_assignment does -- the queries of all pairs, "
     "then their objects (zip(*pairs) turns one into the other).",
-    "match-box-weight-dropped": "the box cost has weight 1: DETR's cost is -p_query(class) + "
-    "5 * L1(boxes), the L1 distance times box_weight = 5.",
+    "match-box-weight-dropped": "the box cost is not 5 times the class cost (weight 1 on the "
+    "boxes, or 5 on both terms): DETR's cost is -p_query(class) + 5 * L1(boxes), the L1 distance "
+    "times box_weight = 5.",
     "match-weights-swapped": "the weights are swapped: -5 p_query(class) + L1(boxes); DETR's "
     "cost is -p_query(class) + 5 * L1(boxes), the 5 on the boxes.",
     "match-log-prob": "the class cost is -log p_query(class), as in the loss; DETR's matching "
@@ -317,9 +319,10 @@ MISTAKES |= {
     "match-background-first": "you take class 0 as background and read p_query at labels + 1: "
     "here the classes are 0 .. K - 1 and 'no object' is the last, so p_query(class) is "
     "logits.softmax(-1)[:, labels].",
-    "match-objects-in-order": "the object indices are dropped: linear_sum_assignment(cost) on a "
-    "(Q, M) cost returns the query rows in increasing order and, beside them, the objects they "
-    "get (col_ind), which are not 0 .. M - 1 in order. Return both arrays as they come.",
+    "match-objects-in-order": "the object indices are dropped (or sorted on their own, apart from "
+    "their queries): linear_sum_assignment(cost) on a (Q, M) cost returns the query rows in "
+    "increasing order and, beside them, the objects they get (col_ind), which are not 0 .. M - 1 "
+    "in order. Return both arrays as they come.",
 }
 MESSAGES |= {
     "patch-token-count": "{tokens} tokens for a {H}x{W} image in {P}x{P} patches, which give "

@@ -202,19 +202,19 @@ MISTAKES = [
         LSTM,
         "lstm-gate-order-ifog",
         lstm_cell_with(right, "ifog"),
-        "you read the four blocks of z as i, f, o, g",
+        "reading the four blocks of z as i, f, o, g gives",
     ),  # fmt: skip
     Mistake(
         LSTM,
         "lstm-gate-order-fiog",
         lstm_cell_with(right, "fiog"),
-        "you read the four blocks of z as f, i, o, g",
+        "reading the four blocks of z as f, i, o, g gives",
     ),  # fmt: skip
     Mistake(
         LSTM,
         "lstm-gate-order-gifo",
         lstm_cell_with(right, "gifo"),
-        "you read the four blocks of z as g, i, f, o",
+        "reading the four blocks of z as g, i, f, o gives",
     ),  # fmt: skip
     Mistake(LSTM, "lstm-returns-c-h", lstm_cell_with(returns_c_h), "you return (c, h)"),
     Mistake(LSTM, "lstm-sigmoid-candidate", lstm_cell_with(sigmoid_candidate), "tanh, not sigmoid"),

@@ -167,7 +167,7 @@ MISTAKES = [
         C,
         "average-integer-buffer-averaged",
         counter_averaged_as_integer,
-        "neither averaged nor taken from an older checkpoint",
+        "neither averaged, summed, nor taken from an older checkpoint",
     ),
     Mistake(
         C,
@@ -183,7 +183,7 @@ MISTAKES = [
     ),
     Mistake(C, "average-float64-from-float32", float64_result, "must keep the weights' dtype"),
     Mistake(C, "average-deepcopy-keeps-tie", deepcopy_keeps_the_tie, "the tied weights"),
-    Mistake(C, "average-drops-tied-name", drops_the_tied_name, "the two tied names"),
+    Mistake(C, "average-drops-tied-name", drops_the_tied_name, "two tied names share one tensor"),
     Mistake(C, "average-views-of-inputs", returns_views_of_the_inputs, "share memory"),
 ]
 
