@@ -35,6 +35,7 @@ SETS = [
     "b19",
     "b20",
     "b21",
+    "b22",
 ]
 # A mistake of a blind set that the checker does not catch stays in the set, marked here with why;
 # the mark is strict, so the day the checker catches it the test says to remove the mark.
@@ -44,6 +45,10 @@ _B7 = "not caught by the probes; results/checker/blind_b7.md"
 _B8 = "not caught by the probes; results/checker/blind_b8.md"
 _B9 = "not caught by the probes; results/checker/blind_b9.md"
 KNOWN_MISSES = {
+    # written as a mistake, but its output is the book's plus one trailing column of PAD, which
+    # the check accepts: results/checker/blind_b22.md
+    "b22/check_greedy_decode-eos_checked_before_append": "equals the book's output but for one "
+    "trailing column of PAD; accepted by decision (results/checker/blind_b22.md)",
     "check_banded_attention-returns_out_and_weights": "the check accepts an (out, weights) pair "
     "as well as out by design (check/long_sequences.py), so the pair is read as the output",
     # written when chapter 15's exercise did not say so; it now asks for eval mode (dropout off)
