@@ -68,9 +68,11 @@ MISTAKES = {
     "greedy-with-bos": "your output starts with BOS (id {bos}): return only the generated "
     "tokens, (B, T') without BOS.",
     "greedy-pad-as-word": "sentence {i} has PAD (id {pad}) at step {t}, inside the sentence: "
-    "padding is not a word. Give it the score -inf before choosing a token, on the vocabulary "
-    "axis of the last position's logits (logits[:, -1, pad] or logits[..., pad]; -inf on a whole "
-    "position makes argmax pick id 0); PAD only fills a row after its EOS.",
+    "padding is not a word. Either PAD was not given the score -inf before choosing a token (on "
+    "the vocabulary axis of the last position's logits: logits[:, -1, pad] or logits[..., pad]; "
+    "-inf on a whole position makes argmax pick id 0), or the ids were read wrong (in beam "
+    "search, from a flat top-k index over (K, V): beam = i // V, token = i % V). PAD only fills a "
+    "row after its EOS.",
     "greedy-no-stop": "sentence {i} goes on after its EOS at step {t} (then {after}...): a "
     "sentence (a hypothesis) that has produced EOS (id {eos}) is finished; only PAD may follow.",
     "greedy-eos-dropped": "your sentences end without their EOS (id {eos}): sentence {i} should "

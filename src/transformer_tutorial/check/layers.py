@@ -155,8 +155,11 @@ MESSAGES = {
     "causal-no-diagonal": "position t does not see itself: a query may attend to its own key.",
     "causal-differs": "for T = {T} the mask should be\n{expected}\nyours is\n{got}",
     "table-row-0": "row 0 should be {row} (sin 0 = 0, cos 0 = 1).",
-    "table-frequencies-differ": "the frequencies differ: w_j = 10000^(-2j / d_model), where 2j "
-    "is the even column index (so w_0 = 1 and row 1, column 2 is sin({w1:.4f})).",
+    "table-frequencies-differ": "the angles differ: row i, column 2j is sin(i * w_j) for the "
+    "positions i = 0, 1, 2, ... and w_j = 10000^(-2j / d_model), where 2j is the even column "
+    "index (so w_0 = 1 and row 1, column 2 is sin({w1:.4f})). Look at the positions (an arange, "
+    "not a linspace), the frequencies (the log(10000) in exp(-2j log(10000) / d_model)) and the "
+    "unit (radians).",
     "ffn-differs": "the output differs from linear2(relu(linear1(x))).",
     "ffn-differs-large": "right for inputs of about unit size, but for inputs ten times larger "
     "the output differs from linear2(relu(linear1(x))).",

@@ -332,5 +332,10 @@ MISTAKES = [
          "an index shifted by a slice"),
         ("greedy-not-argmax", "b21", "check_greedy_decode", "softmax_over_batch",
          "a softmax over the batch"),
+        # B22's two wrong names
+        ("greedy-pad-as-word", "b22", "check_beam_search", "flat_index_layout",
+         "the ids were read wrong"),
+        (None, "b22", "check_sinusoidal_encoding", "linspace_positions",
+         "an arange, not a linspace"),
     ]
 ]  # fmt: skip
