@@ -22,7 +22,7 @@ from .diagnoses import (
 )
 from .engine import check
 from .self_attention import unmasked_weights
-from .tensors import backward, close, expect_tensor, randn, tolerance, with_weights_of
+from .tensors import backward, close, expect_tensor, randn, tolerance, unpacks_to, with_weights_of
 from .verdict import POLARITY, Verdict, Wrong, say
 
 MISTAKES = {
@@ -211,7 +211,7 @@ def _scale_diagnosis(fn_out: Tensor, fn_w: Tensor, q, k, v, mask, dk: int, dv: i
     for scale, (key, fields) in scales.items():
         out, weights = attention(q, k, v, mask=mask, scale=scale)
         if close(fn_w, weights) or close(fn_out, out):
-            return _mistake(key, **fields)
+            return Wrong.named_or_differs(MISTAKES, MESSAGES, key, **fields)
     weights = masked_softmax(q @ k.transpose(-2, -1), mask) / math.sqrt(dk)
     if close(fn_w, weights):
         return Wrong.named(MISTAKES, "attention-scales-weights")
@@ -236,7 +236,7 @@ def check_attention(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
         result = call_attention(fn, q, k, v, m)
         if isinstance(result, Tensor):
             raise Wrong.named(MISTAKES, "attention-one-result")
-        if not (isinstance(result, (tuple, list)) and len(result) == 2):
+        if not unpacks_to(result, 2):
             raise Wrong.differs(MESSAGES, "attention-not-a-pair", kind=type(result).__name__)
         shapes = tuple(tuple(getattr(r, "shape", ())) for r in result)
         if shapes == (tuple(expected_w.shape), tuple(expected.shape)):
@@ -290,17 +290,10 @@ _CLAUSE = {  # each wrong step as a clause, for two at once
 }
 
 
-def _mistake(key: str, **fields: object) -> Wrong:
-    """The mistake ``key`` named, or the message ``key`` when it names none."""
-    if key in MISTAKES:
-        return Wrong.named(MISTAKES, key, **fields)
-    return Wrong.differs(MESSAGES, key, **fields)
-
-
 def _layout_mistake(split: str, merge: str) -> Wrong:
     """The verdict for a wrong split into heads, a wrong merge, or both."""
     if (split, merge) in _LAYOUT:
-        return _mistake(_LAYOUT[split, merge])
+        return Wrong.named_or_differs(MISTAKES, MESSAGES, _LAYOUT[split, merge])
     return Wrong.differs(MESSAGES, "multihead-split-and-merge",
                          split=say(MESSAGES, _CLAUSE[split][0]),
                          merge=say(MESSAGES, _CLAUSE[merge][1]))  # fmt: skip
@@ -371,7 +364,10 @@ def _multihead_diagnosis(mine, reference, H, D, out, q, k, v, m) -> Wrong:
         "multihead-v-through-k-proj": {"value_proj": "k_proj"},
         "multihead-no-out-proj": {"out_proj": False},
     }
-    candidates += [(_mistake(key), variant) for key, variant in others.items()]
+    candidates += [
+        (Wrong.named_or_differs(MISTAKES, MESSAGES, key), variant)
+        for key, variant in others.items()
+    ]
     for axis in (1, 2):  # the heads, the queries
         wrong = Wrong.named(MASKING, "softmax-wrong-axis", axis=axis - 4, polarity=POLARITY)
         candidates.append((wrong, {"axis": axis}))
@@ -463,7 +459,7 @@ def check_additive_attention(cls: type) -> Verdict:
         for q, k, v, m in probes:
             B, Tq = q.shape[:2]
             result = call_attention(mine, q, k, v, m)
-            if not (isinstance(result, (tuple, list)) and len(result) == 2):
+            if not unpacks_to(result, 2):
                 raise Wrong.differs(MESSAGES, "additive-not-a-pair")
             shapes = tuple(tuple(getattr(r, "shape", ())) for r in result)
             if shapes == ((B, Tq, Tk), (B, Tq, Dv)):
@@ -481,7 +477,7 @@ def check_additive_attention(cls: type) -> Verdict:
             pre = mine.W_q(q).unsqueeze(-2) + mine.W_k(k).unsqueeze(-3)  # (B, Tq, Tk, Hd)
             for key, score in _SCORES.items():
                 if close(weights, masked_softmax(score(mine, pre).squeeze(-1), m)):
-                    raise _mistake(key)
+                    raise Wrong.named_or_differs(MISTAKES, MESSAGES, key)
             if close(weights, want_w):
                 raise Wrong.differs(MESSAGES, "additive-out-differs")
             scores = mine.w_v(torch.tanh(pre)).squeeze(-1)

@@ -220,24 +220,18 @@ def _expect_arguments_used(fn: Callable, tokens: Tensor, real: Tensor) -> None:
             raise Wrong.differs(MESSAGES, "bert-mask-select-prob-zero")
         n_chosen = int(chosen.sum())
         if share > 0 and _off(n_chosen, n_real, share):
-            key = "select-prob-fixed" if not _off(n_chosen, n_real, 0.15) else "select-prob-off"
-            raise _named_if_in(key, share=share, chosen=n_chosen / n_real)
+            key = "fixed" if not _off(n_chosen, n_real, 0.15) else "off"
+            raise Wrong.named_or_differs(MISTAKES, MESSAGES, f"bert-mask-select-prob-{key}",
+                                        share=share, chosen=n_chosen / n_real)  # fmt: skip
     probs = {"select_prob": 0.5, "mask_prob": 0.5, "random_prob": 0.3}
     inputs, labels = _call(fn, tokens, seed=2, **probs)
     chosen = _positions(tokens, inputs, labels, probs["select_prob"])
     n, masked, randomized, _ = _shares(tokens, inputs, chosen)
     if _off(masked, n, 0.5) or _off(randomized, n, 0.3 - 0.3 / len(_ORDINARY)):
         fixed = not _off(masked, n, 0.8) and not _off(randomized, n, 0.1 - 0.1 / len(_ORDINARY))
-        key = "case-probs-fixed" if fixed else "case-probs-off"
-        raise _named_if_in(key, masked=masked / n, randomized=randomized / n)
-
-
-def _named_if_in(key: str, **values: object) -> Wrong:
-    """``bert-mask-<key>``: named when it is one of MISTAKES, else a difference described."""
-    key = f"bert-mask-{key}"
-    if key in MISTAKES:
-        return Wrong.named(MISTAKES, key, **values)
-    return Wrong.differs(MESSAGES, key, **values)
+        key = "bert-mask-case-probs-" + ("fixed" if fixed else "off")
+        raise Wrong.named_or_differs(MISTAKES, MESSAGES, key, masked=masked / n,
+                                    randomized=randomized / n)  # fmt: skip
 
 
 def _expect_ordinary_replacements(fn: Callable, tokens: Tensor, real: Tensor) -> None:

@@ -13,7 +13,7 @@ from ..sequences import BOS_ID
 from ..transformer import KVCache
 from .decoding import decoding_case
 from .engine import check
-from .tensors import close, randn
+from .tensors import close, randn, unpacks_to
 from .verdict import Verdict, Wrong
 
 MISTAKES = {
@@ -159,7 +159,7 @@ def _append(cache, new: tuple, pieces: tuple, explain=_history_mistake) -> None:
     """Call the reader's ``append_self(k, v)``: each of its two results must be the pieces so
     far and the new one joined along the positions; otherwise ``explain`` says why not."""
     result = cache.append_self(*new)
-    if not (isinstance(result, (tuple, list)) and len(result) == 2):
+    if not unpacks_to(result, 2):
         raise Wrong.differs(MESSAGES, "kv-cache-not-a-pair")
     for name, got, parts, latest in zip(_NAMES, result, pieces, new, strict=True):
         parts.append(latest)

@@ -14,7 +14,7 @@ from ..local_attention import band_mask
 from .attention import MISTAKES as ATTENTION
 from .diagnoses import GRADIENTS, MASKING
 from .engine import check
-from .tensors import close, expect_tensor, randn
+from .tensors import close, expect_tensor, randn, unpacks_to
 from .verdict import POLARITY, Verdict, Wrong, say
 
 _EDGES = (
@@ -154,7 +154,7 @@ def _same(a: Tensor, b: Tensor) -> bool:
 
 def _call(fn: Callable, q: Tensor, k: Tensor, v: Tensor, window: int, causal: bool, real) -> Tensor:
     result = fn(q, k, v, window, causal=causal, key_padding=real)
-    if isinstance(result, (tuple, list)) and len(result) == 2:  # (out, weights) is fine too
+    if unpacks_to(result, 2):  # (out, weights) is fine too
         result = result[0]
     return expect_tensor(result, "the output", tuple(v.shape))
 

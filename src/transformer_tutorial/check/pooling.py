@@ -9,7 +9,7 @@ from torch import Tensor
 
 from ..attention_pooling import nadaraya_watson
 from .engine import check, describe
-from .tensors import close, expect_kept, expect_tensor
+from .tensors import close, expect_kept, expect_tensor, unpacks_to
 from .verdict import Verdict, Wrong
 
 MISTAKES = {
@@ -55,7 +55,7 @@ MESSAGES = {
 
 
 def _predictions_and_weights(result: object, T_q: int, T_k: int) -> tuple[Tensor, Tensor]:
-    if not (isinstance(result, (tuple, list)) and len(result) == 2):
+    if not unpacks_to(result, 2):
         raise Wrong.differs(MESSAGES, "nw-not-a-pair")
     predictions = expect_tensor(result[0], "the predictions", (T_q,)).detach().double()
     weights = expect_tensor(result[1], "the weights", (T_q, T_k)).detach().double()

@@ -10,7 +10,7 @@ from ..lstm import LSTMCell
 from ..rnn import RNNCell
 from .diagnoses import GRADIENTS
 from .engine import check
-from .tensors import backward, close, expect_tensor, randn, tolerance, with_weights_of
+from .tensors import backward, close, expect_tensor, randn, tolerance, unpacks_to, with_weights_of
 from .verdict import Verdict, Wrong
 
 MISTAKES = {
@@ -179,7 +179,7 @@ def check_lstm_cell(cls: type) -> Verdict:
     want_h, want_c = reference(x, (h, c))
     if isinstance(got, torch.Tensor) and close(got, want_h):  # h alone, without c
         raise Wrong.named(MISTAKES, "lstm-returns-h-only")
-    if not (isinstance(got, (tuple, list)) and len(got) == 2):
+    if not unpacks_to(got, 2):
         raise Wrong.differs(MESSAGES, "lstm-not-a-pair")
     got_h, got_c = expect_tensor(got[0], "h", (B, H)), expect_tensor(got[1], "c", (B, H))
     if close(got_h, want_h) and close(got_c, want_c):

@@ -10,7 +10,7 @@ from torch import Tensor
 from ..attention import attention
 from .diagnoses import GRADIENTS, implied_divisor, masking_mistake, scale_named
 from .engine import check
-from .tensors import backward, close, expect_tensor, randn
+from .tensors import backward, close, expect_tensor, randn, unpacks_to
 from .verdict import Verdict, Wrong, say
 
 MISTAKES = {
@@ -152,9 +152,7 @@ def _diagnose(out: Tensor, weights: Tensor, x: Tensor, matrices: tuple, probe_ma
     }
     for key, (got_w, fields) in looks_like.items():
         if close(weights, got_w):
-            if key in MISTAKES:
-                raise Wrong.named(MISTAKES, key, **fields)
-            raise Wrong.differs(MESSAGES, key, **fields)
+            raise Wrong.named_or_differs(MISTAKES, MESSAGES, key, **fields)
     if close(weights, want_w.transpose(-2, -1)):
         raise Wrong.named(MISTAKES, "self-attn-transposed-weights")
     divisor = implied_divisor(weights, q @ k.transpose(-2, -1))
@@ -200,7 +198,7 @@ def check_self_attention(cls: type) -> Verdict:
         want, want_w = attention(q, k, v, probe_mask)
         with torch.no_grad():
             result = mine(x.clone()) if probe_mask is None else mine(x.clone(), probe_mask)
-        if not (isinstance(result, (tuple, list)) and len(result) == 2):
+        if not unpacks_to(result, 2):
             raise Wrong.differs(MESSAGES, "self-attn-not-a-pair")
         out = result[0]
         if isinstance(out, Tensor) and tuple(out.shape) == (B, d_v, T):

@@ -15,7 +15,7 @@ from ..sequences import BOS_ID, EOS_ID, PAD_ID, pad_sequences, padding_mask
 from .diagnoses import MISTAKES as LOSS_MISTAKES
 from .diagnoses import counts, loss_described, masking_mistake, normalisation_named
 from .engine import check
-from .tensors import close, expect_tensor
+from .tensors import close, expect_tensor, unpacks_to
 from .verdict import Verdict, Wrong, say
 
 # --- the loss with teacher forcing (chapter 4) ----------------------------------------------------
@@ -236,9 +236,7 @@ def check_teacher_forcing_loss(fn: Callable[..., Tensor]) -> Verdict:
         if close(value, loss.double(), 1e-5):
             if name != "right":
                 key = _TEACHER_FORCING_MISTAKES[name]
-                if key in MISTAKES:
-                    raise Wrong.named(MISTAKES, key, bos=BOS_ID)
-                raise Wrong.differs(MESSAGES, key)
+                raise Wrong.named_or_differs(MISTAKES, MESSAGES, key, bos=BOS_ID)
             if not got.requires_grad:
                 raise Wrong.named(MISTAKES, "tf-detached")
             _expect_gradients_everywhere(model, got)
@@ -472,7 +470,7 @@ def check_bahdanau_step(fn: Callable[..., tuple]) -> Verdict:
             if f"Expected {E + D}, got {E + A}" not in str(err):
                 raise
             raise Wrong.named(MISTAKES, "bahdanau-projected-values", A=A, D=D) from err
-    if not (isinstance(got, (tuple, list)) and len(got) == 3):
+    if not unpacks_to(got, 3):
         raise Wrong.differs(MESSAGES, "bahdanau-not-a-triple")
     logits = expect_tensor(got[0], "the logits", (B, V)).detach().float()
     new_state = expect_tensor(got[1], "the new state", (1, B, D)).detach().float()

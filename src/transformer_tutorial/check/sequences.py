@@ -9,7 +9,7 @@ from torch import Tensor
 
 from ..sequences import pad_sequences, padding_mask
 from .engine import check
-from .tensors import expect_kept
+from .tensors import expect_kept, unpacks_to
 from .verdict import Verdict, Wrong
 
 MISTAKES = {
@@ -119,7 +119,7 @@ _SEQS = [
 def _padded_and_lengths(result: object) -> tuple[Tensor, Tensor]:
     if isinstance(result, Tensor):
         raise Wrong.named(MISTAKES, "pad-no-lengths", kind=type(result).__name__)
-    if not (isinstance(result, (tuple, list)) and len(result) == 2):  # a pair unpacks alike
+    if not unpacks_to(result, 2):  # a pair unpacks alike
         if isinstance(result, (tuple, list)):
             raise Wrong.differs(MESSAGES, "pad-not-a-pair-of", kind=type(result).__name__,
                                 size=len(result))  # fmt: skip

@@ -71,6 +71,11 @@ TOLERANCE = {
 }
 
 
+def unpacks_to(result: object, n: int) -> bool:
+    """Is ``result`` a tuple or list of ``n`` items, as ``a, b = result`` unpacks it?"""
+    return isinstance(result, (tuple, list)) and len(result) == n
+
+
 def tolerance(t: Tensor) -> float:
     """How closely a result of ``t``'s dtype can match the reference."""
     return TOLERANCE.get(t.dtype, TOLERANCE[torch.float64])

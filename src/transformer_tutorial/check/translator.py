@@ -136,9 +136,8 @@ def _name_wrong_values(states: list[StateDict], got: Tensor, name: str, fit: boo
             raise Wrong.differs(MESSAGES, "average-fixed-divisor", name=name, K=K, d=k)
     for candidate, key in looks_like:
         if close(g, candidate):
-            if key in MISTAKES:
-                raise Wrong.named(MISTAKES, key, name=name, K=K, K_1=K - 1, K1=K + 1)
-            raise Wrong.differs(MESSAGES, key, name=name, K=K, K_1=K - 1, K1=K + 1)
+            raise Wrong.named_or_differs(MISTAKES, MESSAGES, key, name=name, K=K, K_1=K - 1,
+                                         K1=K + 1)  # fmt: skip
     if fit and K > 1:  # another weighting of the checkpoints: say which weights it gives each
         stacked = torch.stack([s[name].double().flatten() for s in states], 1)  # (n, K)
         weights = torch.linalg.lstsq(stacked, g.flatten()[:, None]).solution[:, 0]  # (K,)

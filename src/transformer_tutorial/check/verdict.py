@@ -113,6 +113,15 @@ class Wrong(Exception):
         """A difference described by the message ``key`` (no mistake named)."""
         return cls(say(table, key, **fields))
 
+    @classmethod
+    def named_or_differs(cls, mistakes: dict[str, str], messages: dict[str, str], key: str,
+                         **fields: object) -> Wrong:  # fmt: skip
+        """The mistake ``key`` named when ``mistakes`` holds it, else the message ``key`` of
+        ``messages``: for a family whose candidates are some named, some only described."""
+        if key in mistakes:
+            return cls.named(mistakes, key, **fields)
+        return cls.differs(messages, key, **fields)
+
 
 def confirmed(wrongs: list[Wrong], reproduces: Callable[[str | None], bool]) -> Wrong:
     """One verdict from every probe that failed. A mistake is named only when what it computes

@@ -8,9 +8,10 @@ import math
 
 import torch
 import torch.nn.functional as F
-from torch import Tensor, nn
+from torch import nn
 
 from transformer_tutorial import check
+from transformer_tutorial.attention import masked_softmax
 from transformer_tutorial.multihead import MultiHeadAttention
 from transformer_tutorial.seq2seq import last_hidden
 from transformer_tutorial.sequences import BOS_ID, EOS_ID, PAD_ID
@@ -20,25 +21,19 @@ from . import Correct, Mistake
 # --- attention, scaled twice or on the wrong tensor ---------------------------------------------
 
 
-def _masked_weights(scores: Tensor, mask: Tensor | None) -> Tensor:
-    if mask is not None:
-        scores = scores.masked_fill(~mask, -math.inf)
-    return torch.softmax(scores, dim=-1).nan_to_num(0.0)
-
-
 def attention_scaled_twice(q, k, v, mask=None):
     q = q / math.sqrt(q.shape[-1])  # scaled once here ...
-    w = _masked_weights(q @ k.transpose(-2, -1) / math.sqrt(k.shape[-1]), mask)  # ... and again
+    w = masked_softmax(q @ k.transpose(-2, -1) / math.sqrt(k.shape[-1]), mask)  # ... and again
     return w @ v, w
 
 
 def attention_output_scaled(q, k, v, mask=None):
-    w = _masked_weights(q @ k.transpose(-2, -1), mask)
+    w = masked_softmax(q @ k.transpose(-2, -1), mask)
     return w @ v / math.sqrt(q.shape[-1]), w  # the scale on the output, not the scores
 
 
 def attention_as_list(q, k, v, mask=None):
-    w = _masked_weights(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), mask)
+    w = masked_softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), mask)
     return [w @ v, w]  # a list unpacks as a pair does
 
 
@@ -54,7 +49,7 @@ class _SelfAttention(nn.Module):
         self.W_v = nn.Parameter(torch.randn(d_in, d_v) / math.sqrt(d_in))
 
     def attend(self, q, k, v, mask, scale):
-        w = _masked_weights(q @ k.transpose(-2, -1) * scale, mask)
+        w = masked_softmax(q @ k.transpose(-2, -1) * scale, mask)
         return w @ v, w
 
 
@@ -124,12 +119,10 @@ class MultiheadIntegerScale(MultiHeadAttention):
     """The book's module but for the scale, the integer part of sqrt(Dh)."""
 
     def forward(self, query, key, value, mask=None):
-        B, Tq, D = query.shape
-        H = self.num_heads
-        heads = lambda x: x.reshape(B, x.shape[1], H, D // H).transpose(1, 2)  # noqa: E731
-        q, k, v = heads(self.q_proj(query)), heads(self.k_proj(key)), heads(self.v_proj(value))
-        w = _masked_weights(q @ k.transpose(-2, -1) / int(math.sqrt(D // H)), mask)
-        return self.out_proj((w @ v).transpose(1, 2).reshape(B, Tq, D))
+        q, k, v = (self.split_heads(proj(x)) for proj, x in
+                   ((self.q_proj, query), (self.k_proj, key), (self.v_proj, value)))  # fmt: skip
+        w = masked_softmax(q @ k.transpose(-2, -1) / int(math.sqrt(self.head_dim)), mask)
+        return self.out_proj(self.merge_heads(w @ v))
 
 
 # --- the teacher-forcing loss ----------------------------------------------------------------------
