@@ -1,0 +1,1 @@
+"""Blind set B23: reader mistakes and correct variants for the 28 checks, written from the chapters alone."""
