@@ -66,6 +66,16 @@ MISTAKES = {
     "bert-mask-random-may-be-special": "a random replacement was a special token ({names}): draw "
     "it from the ordinary tokens only (every id not in vocab.special_ids), so that a random word "
     "never looks like [MASK], [CLS], [SEP] or padding.",
+    "bert-mask-draws-together": "per sentence, the number of chosen tokens varies {ratio:.1f} "
+    "times as much as independent draws at the same overall share would make it vary: whole "
+    "sentences are chosen together, as by one draw per sentence (rand(B, 1)) or one draw "
+    "broadcast along the row. Choose each real token with a draw of its own, "
+    "torch.rand(tokens.shape, generator=generator) < select_prob.",
+    "bert-mask-count-fixed": "per sentence, the number of chosen tokens varies only {ratio:.2f} "
+    "times as much as independent draws at the same overall share would make it vary: each "
+    "sentence gets about the same count, as with a fixed number per sentence "
+    "(round(0.15 * length)). Choose each real token with a draw of its own, "
+    "torch.rand(tokens.shape, generator=generator) < select_prob, so that the count varies.",
     "bert-mask-ignores-generator": "two calls with generators seeded alike gave different "
     "results: draw every random number from `generator` (torch.rand(..., generator=generator)), "
     "so that a seeded batch is reproducible.",
@@ -250,6 +260,22 @@ def _expect_ordinary_replacements(fn: Callable, tokens: Tensor, real: Tensor) ->
                             low=int(counts.min()), high=int(counts.max()), expected=expected)  # fmt: skip
 
 
+def _expect_independent(chosen: Tensor, real: Tensor) -> None:
+    """Each real token chosen by its own draw: per sentence, the count of chosen tokens varies
+    as a binomial count does (the dispersion index, observed over expected variance, near 1)."""
+    length = real.sum(1).double()  # (B,) real tokens per sentence
+    count = (chosen & real).sum(1).double()  # (B,) chosen among them
+    share = float(count.sum() / length.sum())  # the share overall, right or not
+    if not 0 < share < 1:
+        return  # nothing or everything chosen: the shares say what is wrong
+    expected = (length * share * (1 - share)).sum()
+    ratio = float(((count - share * length) ** 2).sum() / expected)
+    if 0.7 < ratio < 1.4:  # 9 or more standard deviations of the index on 2,000 sentences
+        return
+    key = "bert-mask-draws-together" if ratio > 1 else "bert-mask-count-fixed"
+    raise Wrong.named(MISTAKES, key, ratio=ratio)
+
+
 def _expect_reproducible(fn: Callable, tokens: Tensor, inputs: Tensor, labels: Tensor) -> None:
     """A second call with a generator seeded alike gives the same batch."""
     again = _call(fn, tokens, seed=0)
@@ -298,6 +324,7 @@ def check_mask_tokens(fn: Callable) -> Verdict:
     inputs, labels = _call(fn, tokens, seed=0)
     _expect_reproducible(fn, tokens, inputs, labels)
     chosen = _positions(tokens, inputs, labels)
+    _expect_independent(chosen, real)
     _expect_shares(*_shares(tokens, inputs, chosen), n_real)
     # The arguments, on a quarter of the rows (still about 3,300 real tokens).
     _expect_arguments_used(fn, tokens[:500], real[:500])

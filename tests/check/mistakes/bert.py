@@ -41,6 +41,8 @@ def _masking(
     global_rng: bool = False,
     one_random_id: bool = False,
     inverted: str | None = None,
+    row_draw: bool = False,
+    count_per_row: bool = False,
 ):
     """The book's rule with one switch turned to a typical mistake."""
 
@@ -52,6 +54,12 @@ def _masking(
         choose, case, pick = _draws(tokens, None if global_rng else generator)
         special = torch.isin(tokens, torch.tensor(vocab.special_ids))
         chosen = choose < select_prob
+        if row_draw:  # one draw per sentence: a row is chosen whole or not at all
+            chosen = (choose[:, :1] < select_prob).expand_as(tokens).clone()
+        if count_per_row:  # round(select_prob * length) of each row's real tokens, no more
+            real = ~torch.isin(tokens, torch.tensor(vocab.special_ids))
+            rank = choose.masked_fill(~real, 2.0).argsort(1).argsort(1)  # (B, T) random order
+            chosen = rank < (select_prob * real.sum(1, keepdim=True)).round()
         if exclude_specials:
             chosen &= ~special
         to_mask = chosen & (case < mask_prob)
@@ -229,6 +237,18 @@ MISTAKES = [
         "bert-mask-random-outside-chosen",
         _masking(unchosen_random=True),
         "a position that was not chosen",
+    ),
+    Mistake(
+        check.check_mask_tokens,
+        "bert-mask-draws-together",
+        _masking(row_draw=True),
+        "whole sentences are chosen together",
+    ),
+    Mistake(
+        check.check_mask_tokens,
+        "bert-mask-count-fixed",
+        _masking(count_per_row=True),
+        "about the same count",
     ),
     Mistake(
         check.check_mask_tokens,

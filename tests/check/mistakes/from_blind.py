@@ -337,5 +337,10 @@ MISTAKES = [
          "the ids were read wrong"),
         (None, "b22", "check_sinusoidal_encoding", "linspace_positions",
          "an arange, not a linspace"),
+        # B23's one mistake not caught, and the count per sentence it taught
+        ("bert-mask-draws-together", "b23", "check_mask_tokens", "one_draw_per_sentence",
+         "one draw per sentence (rand(B, 1))"),
+        ("bert-mask-count-fixed", "b23", "check_mask_tokens", "fixed_count_per_sentence",
+         "a fixed number per sentence"),
     ]
 ]  # fmt: skip
