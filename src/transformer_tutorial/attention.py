@@ -23,9 +23,10 @@ def _check_mask(mask: Tensor, scores_shape: torch.Size) -> None:
     except RuntimeError:
         broadcast = None
     if broadcast != scores_shape:
+        padding = "(B, " + "1, " * (len(scores_shape) - 2) + "T_k)"  # keys, one row a sentence
         raise ValueError(
             f"mask of shape {tuple(mask.shape)} does not broadcast to the attention scores "
-            f"{tuple(scores_shape)} (..., T_q, T_k); give it shape (B, 1, 1, T_k) for padding "
+            f"{tuple(scores_shape)} (..., T_q, T_k); give it shape {padding} for padding "
             "or (T_q, T_k) for a causal mask."
         )
 

@@ -116,9 +116,10 @@ def expect_same_twice(
 
 
 MASKING = {
-    "softmax-nan-rows": "your weights contain NaN where a query's keys are all masked: such a "
-    "row is 0/0, whether a softmax of -inf only or a renormalisation by a row sum of 0. Give "
-    "such rows all-zero weights (chapter 6).",
+    "softmax-nan-rows": "your weights contain NaN where a query's keys are all masked: such a row "
+    "is 0/0, whether a softmax of -inf only or a renormalisation by a row sum of 0, and no guard "
+    "for it (or a guard that looks for such rows along another axis than the keys', which are the "
+    "last: mask.any(dim=-1)). Give such rows all-zero weights (chapter 6).",
     "softmax-minus-1e9": "a query whose keys are all masked attends to them all uniformly, 1/T_k "
     "each: its scores reached the softmax all equal, as a large negative fill (-1e9) instead of "
     "-inf makes them (softmax(-1e9, ..., -1e9)), or as the row's scores set to a constant "

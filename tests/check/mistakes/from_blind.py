@@ -342,5 +342,7 @@ MISTAKES = [
          "one draw per sentence (rand(B, 1))"),
         ("bert-mask-count-fixed", "b23", "check_mask_tokens", "fixed_count_per_sentence",
          "a fixed number per sentence"),
+        ("softmax-nan-rows", "b23", "check_masked_softmax", "guard_wrong_axis",
+         "along another axis than the keys'"),
     ]
 ]  # fmt: skip
