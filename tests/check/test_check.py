@@ -14,7 +14,7 @@ import torch
 
 from transformer_tutorial import check
 from transformer_tutorial.attention import attention, masked_softmax
-from transformer_tutorial.check import engine, tensors
+from transformer_tutorial.check import engine, hints, tensors
 from transformer_tutorial.check import verdict as machinery
 from transformer_tutorial.feedforward import PositionwiseFeedForward
 
@@ -167,7 +167,7 @@ def test_what_pytorch_raises_in_the_readers_line_gets_its_hint(hint):
         namespace["mine"](None)
     message = engine.describe(raised.value, engine.Call("block", "mine(x)"), namespace["mine"])
     assert message.startswith(f"your code raised {type(raised.value).__name__} at line 2"), message
-    assert message.endswith(engine.MESSAGES[hint]), message
+    assert message.endswith(hints.MESSAGES[hint]), message
     assert message.count(" -- ") == 1, message  # one hint, the right one
 
 
@@ -243,6 +243,18 @@ def test_a_function_of_the_wrong_arity(capsys):
     assert verdict.message == (
         "the check calls your function as `fn(scores, mask)`, but `my_masked_softmax` takes "
         "(scores): too many positional arguments."
+    ), verdict.message
+
+
+def test_an_argument_the_call_may_leave_out_needs_its_default(capsys):
+    def my_attention(q, k, v, mask):  # `mask=None` in the book: a call without a mask is allowed
+        return attention(q, k, v, mask)
+
+    verdict = verdict_of(check.check_attention, my_attention, capsys)
+    assert verdict.message == (
+        "the check calls your function as `fn(q, k, v, mask=None)`, but `my_attention` takes "
+        "(q, k, v, mask): missing a required argument: 'mask'; the book's calls leave `mask` out, "
+        "so give it the default None."
     ), verdict.message
 
 

@@ -29,7 +29,8 @@ FAMILIES = (
     "long_sequences",
 )
 
-SHARED = ("engine", "tensors", "diagnoses", "verdict")  # what families share: their messages too
+# what families share: their messages too
+SHARED = ("engine", "hints", "tensors", "diagnoses", "verdict")
 
 
 def modules(names: tuple[str, ...] = FAMILIES) -> list[ModuleType]:

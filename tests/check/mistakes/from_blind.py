@@ -344,5 +344,9 @@ MISTAKES = [
          "a fixed number per sentence"),
         ("softmax-nan-rows", "b23", "check_masked_softmax", "guard_wrong_axis",
          "along another axis than the keys'"),
+        # B24's one mistake not caught, and a dropout left on in a function
+        (None, "b24", "check_attention", "mask_without_default", "give it the default None"),
+        ("random-output", "b24", "check_attention", "dropout_always_on",
+         "changes from one call to the next"),
     ]
 ]  # fmt: skip
