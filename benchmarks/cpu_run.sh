@@ -8,6 +8,7 @@
 #     PAIR=zh-en bash benchmarks/cpu_run.sh       # Chinese→English on Tatoeba's pairs
 #     MINUTES=5 RUN_DIR=/tmp/try OUT=/tmp/try-results bash benchmarks/cpu_run.sh
 #     PROCS=2 THREADS=1 SEED=1 bash benchmarks/cpu_run.sh   # two processes (torchrun), one thread each
+#     TRAIN_ARGS="--lr-factor 0.35" bash benchmarks/cpu_run.sh  # the preset with one value changed
 #     PHASE=train bash benchmarks/cpu_run.sh      # only the timed training ...
 #     PHASE=evaluate bash benchmarks/cpu_run.sh   # ... and its evaluation later (same settings)
 #     PHASE=record bash benchmarks/cpu_run.sh     # a trained run's record again, no evaluation
@@ -92,6 +93,8 @@ if [[ "$PHASE" == train || "$PHASE" == all ]]; then
   CMD=("${LAUNCH[@]}" -m transformer_tutorial.train --preset tiny --pair "$PAIR" --run-dir "$RUN_DIR"
     --max-minutes "$MINUTES" --seed "$SEED" --samples 1000 --attention-samples 3
     --checkpoint-every 100 --keep-checkpoints 1000 --no-progress)
+  read -r -a EXTRA <<< "${TRAIN_ARGS:-}"  # flags that override the preset's values, if any
+  CMD+=("${EXTRA[@]}")
 
   # Sample the load average every 15 s while the run lasts.
   ( while true; do echo "$(date +%s) $(cut -d' ' -f1-3 /proc/loadavg)"; sleep 15; done ) \
