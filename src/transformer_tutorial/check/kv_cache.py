@@ -97,7 +97,10 @@ MESSAGES = {
     "them in order along dim 2, {want}; yours differ.",
     "kv-cache-not-a-pair": "append_self should return a pair (all keys, all values) so far.",
     "kv-cache-reorder-differs": "after reorder({order}) and one more append_self the {name} are "
-    "not the right rows.",
+    "not the right rows. reorder must put row index[i] in place i, a gather (old[index], or "
+    "index_select along the batch axis), not new[index] = old, which sends row i to place "
+    "index[i]; and it must keep every position stored so far, so that the next append_self adds "
+    "after them.",
     "kv-cache-decoder-differs": "in the book's decoder with your cache, the logits of step {t} "
     "(the token at position {t}) differ from recomputing the whole prefix by up to {gap:.3g}: the "
     "cache must keep the keys and values of every position for the whole output.",

@@ -143,6 +143,10 @@ MISTAKES |= {
     "into that step.",
     "bahdanau-context-not-fed": "the context c_t is not fed to the recurrent layer: its input is "
     "[y_{{t-1}}; c_t], the embedding of the previous token beside the context.",
+    "bahdanau-output-as-state": "the new state has shape ({B}, 1, {D}), the recurrent layer's "
+    "output for this one step (batch first), and holds the new state's values: return the state "
+    "the layer gives back, (1, B, D) (`output, state = self.rnn(...)`), not its output, nor the "
+    "state with axes 0 and 1 swapped.",
     "bahdanau-weights-query-axis": "the weights have shape ({B}, 1, {S}), expected ({B}, {S}): "
     "the attention is asked by one query, so its weights keep a query axis of size 1. Drop it "
     "(w[:, 0] or w.squeeze(1)): the decoder stacks the steps' weights into (B, T, S).",
@@ -473,6 +477,8 @@ def check_bahdanau_step(fn: Callable[..., tuple]) -> Verdict:
     if not unpacks_to(got, 3):
         raise Wrong.differs(MESSAGES, "bahdanau-not-a-triple")
     logits = expect_tensor(got[0], "the logits", (B, V)).detach().float()
+    if getattr(got[1], "shape", None) == (B, 1, D) and close(got[1].transpose(0, 1), want_state):
+        raise Wrong.named(MISTAKES, "bahdanau-output-as-state", B=B, D=D)
     new_state = expect_tensor(got[1], "the new state", (1, B, D)).detach().float()
     weights = got[2]
     if isinstance(weights, Tensor) and tuple(weights.shape) == (B, 1, S):

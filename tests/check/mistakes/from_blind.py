@@ -38,6 +38,8 @@ _FROM_BLIND = [
      "fed [c_t; y_{t-1}], the context first"),
     ("bahdanau-weights-query-axis", "b4", "check_bahdanau_step", "weights_not_squeezed",
      "keep a query axis of size 1"),
+    ("bahdanau-output-as-state", "b24", "check_bahdanau_step", "output_returned_as_state",
+     "the recurrent layer's output for this one step"),
     ("banded-causal-no-window", "b6", "check_banded_attention", "causal_without_window",
      "the causal band has no window"),
     ("banded-no-abs", "b6", "check_banded_attention", "abs_forgotten",
