@@ -97,7 +97,7 @@ MISTAKES = {
 MESSAGES = {
     "softmax-gradients-differ": "the values are right but the gradients differ from the reference.",
     "attention-times-sqrt-dk": "you multiply the scores by sqrt(d_k); divide them by it.",
-    "out-differs": "the weights are right but out is not: out = weights @ v.",
+    "attention-out-differs": "the weights are right but out is not: out = weights @ v.",
     "attention-nan-gradient": "the gradient with respect to {name} has NaN. This probe has a "
     "query that sees no key, whose zero weights need a finite gradient too: a row of -inf into "
     "softmax, or a sum clamped to a tiny number (1 / tiny overflows backward), gives NaN. Zero "
@@ -255,7 +255,9 @@ def check_attention(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
             raise named
         if close(weights, expected_w):
             rerun = functools.partial(call_attention, fn, q, k, v, m)  # a dropout left on?
-            raise random_output(rerun, out, "out") or Wrong.differs(MESSAGES, "out-differs")
+            raise random_output(rerun, out, "out") or Wrong.differs(
+                MESSAGES, "attention-out-differs"
+            )
         raise masking_mistake(weights, q @ k.transpose(-2, -1) / math.sqrt(dk), m)
     qs = [t.clone().requires_grad_() for t in (q, k, v)]
     rs = [t.clone().requires_grad_() for t in (q, k, v)]

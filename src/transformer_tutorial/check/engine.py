@@ -168,15 +168,17 @@ def cannot_call(fn: Callable, call: str, skip_self: bool = False) -> str | None:
     except (TypeError, ValueError):  # a builtin: let it be called
         return None
     positional, keywords = parse(call)
-    optional = {k for k in keywords if f"{k}=None" in call.replace(" ", "")}  # may be left out
-    for given in (set(keywords), set(keywords) - optional):
-        try:
-            signature.bind(*range(positional + skip_self), **dict.fromkeys(given))
-        except TypeError as err:
-            if len(given) == len(keywords):
-                return str(err)
-            left_out = " and ".join(f"`{k}`" for k in sorted(optional))
-            return f"{err}; the book's calls leave {left_out} out, so give it the default None"
+    args = range(positional + skip_self)
+    try:
+        signature.bind(*args, **dict.fromkeys(keywords))
+    except TypeError as err:
+        return str(err)
+    optional = [k for k in keywords if re.search(rf"\b{k}\s*=\s*None\b", call)]
+    try:  # an argument the call shows as `=None` is one the book's calls may leave out
+        signature.bind(*args, **{k: None for k in keywords if k not in optional})
+    except TypeError as err:
+        left_out = " and ".join(f"`{k}`" for k in optional)
+        return f"{err}; the book's calls leave {left_out} out, so give it the default None"
     return None
 
 
