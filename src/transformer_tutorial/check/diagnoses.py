@@ -152,9 +152,27 @@ MASKING = {
     "axis): the softmax ran over the wrong axis -- softmax(dim={axis}), or softmax(dim=-1) on "
     "scores laid out with the keys on another axis than the last ((T_k, T_q) before a "
     "transpose).",
+    "softmax-size-one-axis": "every weight is 1: the softmax ran over an axis of size one (a "
+    "score tensor (..., T_k, 1) before its squeeze(-1)). Squeeze the last axis of size one "
+    "first, then take the softmax over the keys.",
+    "softmax-divided-by-keys": "each row of your weights sums to 1 / (the number of keys it "
+    "sees): the softmax's weights are divided by that number once more (a mean where the "
+    "softmax already normalises).",
+    "softmax-query-ignored": "every query gets the same weights, although the right weights "
+    "differ from query to query: your scores do not depend on the query, or the query adds the "
+    "same amount to each key's score, which the softmax cancels (for additive attention, a tanh "
+    "on each side, w_v . (tanh(W_q q) + tanh(W_k k)), does this: the tanh takes the sum, "
+    "tanh(W_q q + W_k k)).",
+    "softmax-scaled-again": "your weights are the softmax of the right scores divided by "
+    "{divisor:.4g}{root}: the scores are scaled once more (or once less) than the exercise asks.",
 }
 
 MASKING_MESSAGES = {
+    "weights-rows-sum": "each row of your weights should sum to 1 over the keys it sees; yours "
+    "sum to between {low:.4g} and {high:.4g}. A softmax divides each exp(score) by the sum of exp "
+    "over the visible keys of its row: not by their number, nor by a sum over another axis, and "
+    "nothing after it may rescale the weights (a division, a product with the mask, a second "
+    "normalisation).",
     "masked-keys-weighted": "masked keys get weight above 0: fill their scores with -inf "
     "before softmax.",
     "weights-differ": "the weights differ from softmax over the keys (scores {shape}).",
@@ -255,7 +273,42 @@ def masking_mistake(
         return Wrong.named(MASKING, named)
     if mask is not None and (weights[~mask.expand_as(weights)].abs() > 1e-9).any():
         return Wrong.differs(MASKING_MESSAGES, "masked-keys-weighted")
-    return Wrong.differs(MASKING_MESSAGES, "weights-differ", shape=tuple(scores.shape))
+    return weights_relation(weights, scores, mask, bool(right_on)) or Wrong.differs(
+        MASKING_MESSAGES, "weights-differ", shape=tuple(scores.shape)
+    )
+
+
+def weights_relation(
+    weights: Tensor, scores: Tensor, mask: Tensor | None, some_right: bool
+) -> Wrong | None:
+    """What wrong weights show when no masking mistake gives them: rows that do not sum to 1
+    (all ones, or 1 / the keys seen), one row for every query, or the right scores scaled (not
+    when the reader got an earlier probe right: a scale would show there too)."""
+    seen = torch.ones_like(scores, dtype=torch.bool) if mask is None else mask.expand(scores.shape)
+    seen = seen & ~fully_masked(mask, scores.shape)
+    rows = seen.any(-1)  # (..., T_q): the queries that see a key
+    if weights.shape != scores.shape or not rows.any() or not torch.isfinite(weights).all():
+        return None
+    sums = weights.sum(-1)[rows]
+    if not close(sums, torch.ones_like(sums)):
+        if close(weights[seen], torch.ones_like(weights[seen])):
+            return Wrong.named(MASKING, "softmax-size-one-axis")
+        if close(sums * seen.sum(-1)[rows], torch.ones_like(sums)):
+            return Wrong.named(MASKING, "softmax-divided-by-keys")
+        return Wrong.differs(MASKING_MESSAGES, "weights-rows-sum", low=float(sums.min()),
+                             high=float(sums.max()))  # fmt: skip
+    right = masked_softmax(scores, mask)
+    first, first_right = weights[..., :1, :], right[..., :1, :]
+    if scores.shape[-2] > 1 and rows[..., 0].all() and close(weights, first.expand_as(weights)):
+        if not close(right, first_right.expand_as(right)):
+            return Wrong.named(MASKING, "softmax-query-ignored")
+    divisor = None if some_right else implied_divisor(weights, scores)
+    if divisor is not None and abs(divisor - 1) > 1e-3:
+        if close(weights, masked_softmax(scores / divisor, mask), 1e-6):
+            square = round(divisor**2)
+            root = f" = sqrt({square})" if square > 1 and abs(divisor**2 - square) < 1e-3 else ""
+            return Wrong.named(MASKING, "softmax-scaled-again", divisor=divisor, root=root)
+    return None
 
 
 def _right_there(key: str, scores: Tensor, mask: Tensor | None) -> bool:

@@ -133,6 +133,23 @@ MISTAKES |= {
     "norm-square-of-sum": "your variance is about 0 in every row: the square of the sum (or of "
     "the mean) of the centred values, which sum to 0. The variance is the mean of their squares, "
     "((x - mean) ** 2).mean(-1).",
+    "norm-one-scale": "each position is centred on its own mean, but every position is divided "
+    "by the same number ({scale:.4g}): a spread over the whole tensor (x.var() or x.std() "
+    "without dim). LayerNorm measures the spread of each position over its own D features: "
+    "x.var(-1, keepdim=True, unbiased=False).",
+    "norm-mean-absolute-deviation": "you divide by the mean absolute distance from the mean, "
+    "(x - mean).abs().mean(-1): LayerNorm divides by the standard deviation, the square root "
+    "of the mean of the centred squares, torch.sqrt(((x - mean) ** 2).mean(-1) + eps).",
+    "norm-row-scale": "each position is centred on its own mean and divided by one number of its "
+    "own, but not by sqrt(var + eps): your positions have variances from {low:.3g} to {high:.3g}, "
+    "where LayerNorm's are 1. Divide by torch.sqrt(x.var(-1, keepdim=True, unbiased=False) + "
+    "eps).",
+    "norm-one-mean": "each position is divided by its own sqrt(var + eps), but the number "
+    "subtracted is the same for every position ({shift:.4g}): a mean over the whole tensor "
+    "(x.mean() without dim). Subtract each position's own mean, x.mean(-1, keepdim=True).",
+    "norm-other-centre": "each position is divided by its own sqrt(var + eps), but what you "
+    "subtract is not its mean, so your positions do not have mean 0 (position 0 has "
+    "{mean:.3g}). Subtract x.mean(-1, keepdim=True).",
 }
 
 MESSAGES = {
@@ -313,7 +330,32 @@ def check_layer_norm(fn: Callable[[Tensor], Tensor], eps: float = 1e-5) -> Verdi
     for key, wrong in _layer_norm_mistakes(x, eps).items():
         if close(got, wrong, 1e-6):
             raise Wrong.named(MISTAKES, key)
+    _describe_layer_norm(x.double(), got.detach().double(), eps)
     raise Wrong.differs(MESSAGES, "norm-differs")
+
+
+def _describe_layer_norm(x: Tensor, got: Tensor, eps: float) -> None:
+    """Name what the output shows when no listed mistake reproduces it: the centring right and
+    the scale not (one scale for all, or one per position that is not the deviation), or the
+    scale right and the centring not."""
+    centred = x - x.mean(-1, keepdim=True)
+    std = torch.sqrt(x.var(-1, keepdim=True, unbiased=False) + eps)
+    if got.mean(-1).abs().max() < 1e-5 and got.abs().amin(-1).gt(0).all():
+        divisor = (centred / got).median(-1, keepdim=True).values  # one number per position?
+        if close(got, centred / divisor, 1e-6):
+            if divisor.max() - divisor.min() < 1e-5 * divisor.abs().max():
+                raise Wrong.named(MISTAKES, "norm-one-scale", scale=float(divisor.mean()))
+            if close(divisor, centred.abs().mean(-1, keepdim=True) + eps, 1e-5):
+                raise Wrong.named(MISTAKES, "norm-mean-absolute-deviation")
+            variances = got.var(-1, unbiased=False)
+            raise Wrong.named(
+                MISTAKES, "norm-row-scale", low=float(variances.min()), high=float(variances.max())
+            )
+    shift = (x - got * std).median(-1, keepdim=True).values  # what was subtracted, per position
+    if close(got, (x - shift) / std, 1e-6):
+        if shift.max() - shift.min() < 1e-5 * (1 + x.abs().max()):
+            raise Wrong.named(MISTAKES, "norm-one-mean", shift=float(shift.mean()))
+        raise Wrong.named(MISTAKES, "norm-other-centre", mean=float(got[0, 0].mean()))
 
 
 def _expect_layer_norm_gradient(fn: Callable[[Tensor], Tensor], x: Tensor, eps: float) -> None:

@@ -63,6 +63,13 @@ def softmax_then_zero(scores, mask):
     return weights if mask is None else weights * mask
 
 
+def softmax_averaged(scores, mask):
+    """The right masked softmax, then divided by the number of keys each query sees."""
+    weights = masked_softmax(scores, mask)
+    seen = torch.ones_like(scores) if mask is None else mask.expand_as(scores).to(scores)
+    return weights / seen.sum(-1, keepdim=True).clamp_min(1)
+
+
 def softmax_times_mask(scores, mask):
     return torch.softmax(scores if mask is None else scores * mask, dim=-1)
 
@@ -406,6 +413,7 @@ MISTAKES = [
     Mistake(SOFT, "softmax-ignores-mask", softmax_ignores_mask, "the mask is not used"),
     Mistake(SOFT, "softmax-minus-1e9", softmax_minus_1e9, "(-1e9) instead of -inf"),
     Mistake(SOFT, "softmax-then-zero", softmax_then_zero, "zero the masked weights after"),
+    Mistake(SOFT, "softmax-divided-by-keys", softmax_averaged, "divided by that number once more"),
     Mistake(SOFT, "softmax-times-mask", softmax_times_mask, "multiplying the scores by the mask"),
     Mistake(A, "attention-unscaled", attention_unscaled, "without the division by sqrt(d_k)"),
     Mistake(A, "attention-sqrt-dv", attention_sqrt_dv, "by sqrt(d_v)"),

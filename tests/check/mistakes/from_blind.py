@@ -283,6 +283,19 @@ _FROM_BLIND = [
      "the 2 squared with the width"),
     ("tf-logits-by-column", "b14", "check_teacher_forcing_loss", "flatten_time_major",
      "the logits are flattened column by column"),
+    # relations a wrong LayerNorm or a wrong softmax shows, named for what they confirm
+    ("norm-one-scale", "b23", "check_layer_norm", "global_variance",
+     "every position is divided by the same number"),
+    ("norm-mean-absolute-deviation", "b24", "check_layer_norm", "mean_absolute_deviation",
+     "the mean absolute distance from the mean"),
+    ("norm-one-mean", "b23", "check_layer_norm", "global_mean",
+     "the number subtracted is the same for every position"),
+    ("softmax-query-ignored", "b24", "check_additive_attention", "tanh_on_each_side",
+     "every query gets the same weights"),
+    ("softmax-size-one-axis", "b24", "check_additive_attention", "no_squeeze",
+     "an axis of size one"),
+    ("softmax-scaled-again", "b24", "check_additive_attention", "scaled_by_sqrt_hidden",
+     "divided by 2.449 = sqrt(6)"),
 ]  # fmt: skip
 
 
@@ -350,5 +363,9 @@ MISTAKES = [
         (None, "b24", "check_attention", "mask_without_default", "give it the default None"),
         ("random-output", "b24", "check_attention", "dropout_always_on",
          "changes from one call to the next"),
+        ("softmax-scaled-again", "b24", "check_masked_softmax", "scaled_inside",
+         "divided by 2.236 = sqrt(5)"),
+        (None, "b24", "check_masked_softmax", "divided_by_key_count",
+         "not by their number"),
     ]
 ]  # fmt: skip

@@ -242,6 +242,18 @@ def padding_removed_from_the_total(eps, logits, target):
     return (loss.sum() - loss[pad].detach().sum()) / (~pad).sum()
 
 
+def layer_norm_by_range(x):
+    """Each position divided by the spread of its features, max - min, for the deviation."""
+    centred = x - x.mean(-1, keepdim=True)
+    return centred / (x.amax(-1, keepdim=True) - x.amin(-1, keepdim=True) + 1e-5)
+
+
+def layer_norm_median_centre(x):
+    """Each position scaled right, but centred on its median feature, not its mean."""
+    std = torch.sqrt(x.var(-1, keepdim=True, unbiased=False) + 1e-5)
+    return (x - x.median(-1, keepdim=True).values) / std
+
+
 def layer_norm_in_place(x):
     """Right values, but the caller's x is overwritten."""
     x -= x.mean(-1, keepdim=True)
@@ -324,6 +336,8 @@ MISTAKES = [
     Mistake(NORM, "norm-by-variance", layer_norm_by_variance, "divide by the variance"),
     Mistake(NORM, "norm-no-centring", layer_norm_no_centring, "the mean is not subtracted"),
     Mistake(NORM, "norm-empty-assert", layer_norm_asserts, "(`assert D == 512`)"),
+    Mistake(NORM, "norm-row-scale", layer_norm_by_range, "divided by one number of its own"),
+    Mistake(NORM, "norm-other-centre", layer_norm_median_centre, "is not its mean"),
     Mistake(
         FFN,
         "dropout-in-eval",
