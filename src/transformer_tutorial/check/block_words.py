@@ -4,6 +4,16 @@ messages, kept apart from the probes so that each file reads as one thing."""
 from __future__ import annotations
 
 MISTAKES = {
+    "block-part-not-called": "with norm_first={norm_first}, your block never calls {part}: the "
+    "book's block passes its input through it.",
+    "block-part-reads": "with norm_first={norm_first}, the first place your block differs from "
+    "the book's is {part}: yours gives it {yours}{where}, where the book's gives it {right}. "
+    "Every part before it gets what it gets in the book's block.",
+    "block-part-inside": "with norm_first={norm_first}, {part} of your block gets the same "
+    "inputs as the book's, and the same weights, but returns something else: the difference is "
+    "inside it, in the code of its own class. Every part before it is right.",
+    "block-part-mask": "with norm_first={norm_first}, {part} gets {what} Every part before it "
+    "gets what it gets in the book's block.",
     "block-no-residual": "the residual connection is missing: each sub-layer is {want}, but yours "
     "computes {no_residual} (the input x is not added back).",
     "block-no-residual-around": "there is no residual connection around {sublayer}: yours computes "
@@ -84,6 +94,36 @@ MESSAGES = {
     "decoder-shapes-hint": "here the target has T = {T} positions and the source S = {S}: "
     "cross-attention takes its queries from x (B, T, D) and its keys and values from memory "
     "(B, S, D), masked with src_mask (B, 1, 1, S).",
+    "block-part-differs": "with norm_first={norm_first}, the first place your block differs from "
+    "the book's is {part}: the book's gives it {right}{where}, yours something else. Every part "
+    "before it gets what it gets in the book's block.",
+    "trace-unnamed": "a tensor of its own",
+    "trace-part-self_attn": "the self-attention",
+    "trace-part-cross_attn": "the cross-attention",
+    "trace-part-feed_forward": "the feed-forward network",
+    "trace-block-input": "{name} (the block's input)",
+    "trace-output": "{part}'s output",
+    "trace-slot": " as its {slot}",
+    "trace-query": "query",
+    "trace-key": "key",
+    "trace-value": "value",
+    "trace-mask-empty-rows": "a mask under which {n} queries see no key at all, where the book's "
+    "lets each see at least one: two masks of opposite polarity combined? In this book True = "
+    "may attend, and torch.triu(ones, diagonal=1) marks the future, the keys that may *not* be "
+    "attended (the causal mask is its opposite, torch.tril(ones)).",
+    "trace-mask-sees-more": "a mask that lets queries see {n} (query, key) pairs the book's "
+    "hides, such as key {k} for query {q} of sentence {b}: a part of the mask is missing (the "
+    "padding, or the future).",
+    "trace-mask-sees-less": "a mask that hides {n} (query, key) pairs the book's lets a query "
+    "see, such as key {k} for query {q} of sentence {b}.",
+    "trace-mask-none": "no mask, where the book's block passes one.",
+    "trace-mask-inverted": "the mask inverted: True where the book's mask is False (in this book "
+    "True = may attend).",
+    "trace-mask-transposed": "the right mask transposed (queries and keys swapped): "
+    "mask.transpose(-2, -1) of the book's.",
+    "trace-mask-causal": "a causal mask: it hides later positions, which the book's block lets "
+    "every position see here.",
+    "trace-mask-other": "another mask than the book's: some queries see other keys.",
     "block-differs": "the output differs from the book's block with norm_first={norm_first}, most "
     "at sentence {b}, position {t} ({shapes}).",
     "post-norm": "post-norm LayerNorm(x + Sublayer(x)) (the paper)",

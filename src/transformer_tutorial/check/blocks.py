@@ -11,11 +11,8 @@ import torch
 from torch import Tensor
 
 from ..masks import causal_mask
-from ..transformer import (
-    DecoderLayer,
-    EncoderLayer,
-    residual,
-)
+from ..transformer import DecoderLayer, EncoderLayer, residual
+from .block_trace import first_difference
 from .block_words import MESSAGES, MISTAKES
 from .diagnoses import expect_same_twice, gradient_diagnosis
 from .engine import MESSAGES as ENGINE_MESSAGES
@@ -332,6 +329,9 @@ def _diagnosis(block: _Block, runs: list[_Run], args: tuple) -> Wrong:
                 wrong = Wrong.differs(MESSAGES, f"{dependence.mistake}-symptom")
         if wrong:
             return wrong
+    book = lambda: _through(args[0], block.steps(failed.reference, args), failed.norm_first)  # noqa: E731
+    if traced := first_difference(failed, book, block.arg_names):
+        return traced
     worst = (failed.got - failed.right(args)).abs().amax(-1).nan_to_num(math.inf)  # (B, T)
     b, t = divmod(int(worst.argmax()), worst.shape[1])
     shapes = ", ".join(f"{n} {tuple(a.shape)}" for n, a in zip(block.arg_names, args, strict=True))

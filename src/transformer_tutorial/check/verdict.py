@@ -8,6 +8,7 @@ that a translation can replace the template and nothing else: ``say(TABLE, "id",
 
 from __future__ import annotations
 
+import re
 import textwrap
 import unicodedata
 from collections.abc import Callable
@@ -153,4 +154,8 @@ def say(table: dict[str, str], key: str, **fields: object) -> str:
     """The message ``key`` of ``table``, translated, with its named fields filled in (a field
     that is itself a message of the catalog, such as :data:`POLARITY`, translated too)."""
     said = {k: translate(v) if isinstance(v, str) else v for k, v in fields.items()}
-    return translate(table[key]).format(**said)
+    return _CJK_SPACE.sub("", translate(table[key]).format(**said))
+
+
+# a space left between two Chinese characters where a translated name fills a field
+_CJK_SPACE = re.compile(r"(?<=[\u4e00-\u9fff]) (?=[\u4e00-\u9fff])")

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import math
 
+import torch
 from torch import nn
 
 from transformer_tutorial import check
+from transformer_tutorial.attention import attention
 from transformer_tutorial.feedforward import PositionwiseFeedForward
 from transformer_tutorial.transformer import DecoderLayer, EncoderLayer, residual
 
@@ -50,6 +52,27 @@ class EncoderByHand(nn.Module):
             return x + self.feed_forward(self.norm2(x))
         x = self.norm1(x + self.self_attn(x, x, x, src_mask))
         return self.norm2(x + self.feed_forward(x))
+
+
+class HeadsConcatenatedWithoutOutProj(MultiHeadByLoop):
+    """The loop of heads, whose concatenation is returned without out_proj."""
+
+    def forward(self, query, key, value, mask=None):
+        heads = []
+        q, k, v = self.q_proj(query), self.k_proj(key), self.v_proj(value)
+        for h in range(self.h):
+            cols = slice(h * self.dh, (h + 1) * self.dh)
+            m = None if mask is None else mask[:, 0]  # (B, T_q or 1, T_k)
+            heads.append(attention(q[..., cols], k[..., cols], v[..., cols], mask=m)[0])
+        return torch.cat(heads, dim=-1)  # out_proj forgotten
+
+
+class EncoderWithOwnHeads(EncoderByHand):
+    """The block assembled right around an attention class of its own that is wrong inside."""
+
+    def __init__(self, d_model, num_heads, d_ff, dropout=0.0, norm_first=False):
+        super().__init__(d_model, num_heads, d_ff, dropout, norm_first)
+        self.self_attn = HeadsConcatenatedWithoutOutProj(d_model, num_heads)
 
 
 def encoder_with(body):
@@ -238,6 +261,7 @@ def decoder_memory_normalised(m, mem, tgt, src):
 ENC, DEC = check.check_encoder_layer, check.check_decoder_layer
 
 MISTAKES = [
+    Mistake(ENC, "block-part-inside", EncoderWithOwnHeads, "the difference is inside it"),
     Mistake(
         ENC,
         "block-no-residual",

@@ -283,6 +283,13 @@ _FROM_BLIND = [
      "the 2 squared with the width"),
     ("tf-logits-by-column", "b14", "check_teacher_forcing_loss", "flatten_time_major",
      "the logits are flattened column by column"),
+    # where a block first goes wrong, from what its parts are given
+    ("block-part-not-called", "b23", "check_decoder_layer", "post_norm_missing_norm3",
+     "never calls norm3"),
+    ("block-part-reads", "b24", "check_encoder_layer", "ffn_reads_attention_output",
+     "yours gives it the self-attention's output"),
+    ("block-part-mask", "b24", "check_encoder_layer", "causal_mask_in_encoder",
+     "gets a causal mask"),
     # relations a wrong LayerNorm or a wrong softmax shows, named for what they confirm
     ("norm-one-scale", "b23", "check_layer_norm", "global_variance",
      "every position is divided by the same number"),
