@@ -38,6 +38,7 @@ SETS = [
     "b22",
     "b23",
     "b24",
+    "b25",
 ]
 # A mistake of a blind set that the checker does not catch stays in the set, marked here with why;
 # the mark is strict, so the day the checker catches it the test says to remove the mark.
@@ -112,6 +113,16 @@ KNOWN_MISSES = {
     "as for b8/check_sinusoidal_encoding-returns_float64; results/checker/blind_b19.md",
     "b19/check_layer_norm-by_hand_inplace_temp": "written as correct, but it divides in place a "
     "tensor autograd saved, and its backward pass raises: the check's rejection is right",
+    # blind set B25, measured untuned (results/checker/blind_b25.md): six mistakes of kinds the
+    # checker accepts by the decisions above
+    "b25/check_average_checkpoints-cast_back_to_float32": "a float32 result is judged on its "
+    "maths, as for b5/check_average_checkpoints-everything_float32",
+    "b25/check_top_p-float32_result": "a float32 result is judged on its maths",
+    "b25/check_top_p-renormalised_log_probs": "accepted by decision: a constant per row",
+    "b25/check_masked_softmax-renormalised_after_softmax": "accepted by decision since B13",
+    "b25/check_banded_attention-returns_output_and_weights": "the check accepts an (out, "
+    "weights) pair as well as out by design",
+    "b25/check_beam_search-dropout_left_on": "not asked, as for b11/check_beam_search-no_eval_mode",
 }
 
 

@@ -9,7 +9,7 @@ import itertools
 import pytest
 import torch
 
-from transformer_tutorial.check import diagnoses, families, layers
+from transformer_tutorial.check import diagnoses, families, layer_norm
 from transformer_tutorial.check.tensors import close
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -23,9 +23,9 @@ def assert_all_apart(candidates: dict[str, list[torch.Tensor]], right: torch.Ten
 
 
 def test_layer_norm_candidates_are_apart():
-    x = layers._layer_norm_input()
+    x = layer_norm._layer_norm_input()
     right = torch.nn.functional.layer_norm(x, (8,), eps=1e-5)
-    candidates = {k: [v] for k, v in layers._layer_norm_mistakes(x, 1e-5).items()}
+    candidates = {k: [v] for k, v in layer_norm._layer_norm_mistakes(x, 1e-5).items()}
     assert_all_apart(candidates, right)
 
 

@@ -118,7 +118,7 @@ code fits the call (said with the call and their signature), their code raising 
 and -- only for an exception whose cause is inside ``check/`` -- the checker's own bug.
 
 The checks live in one family module per group of blocks (listed in ``families.FAMILIES``:
-``recurrent``, ``attention``, ``layers``, ``blocks``, ``decoding``, ``beam_search``,
+``recurrent``, ``attention``, ``multihead``, ``layers``, ``layer_norm``, ``blocks``, ``decoding``, ``beam_search``,
 ``kv_cache``, and one for each family the later chapters add). A family declares the mistakes
 its checks can name as message templates keyed by id (``MISTAKES``; an id is the name of the
 mistake's entry in the tests' catalogue, ``tests/check/mistakes/``) and its other sentences the
@@ -130,22 +130,14 @@ English messages that are in no table yet, so those are not translated. This pac
 every check.
 """
 
-from .attention import (
-    check_additive_attention,
-    check_attention,
-    check_masked_softmax,
-    check_multihead,
-)
+from .attention import check_additive_attention, check_attention, check_masked_softmax
 from .beam_search import check_beam_search
 from .blocks import check_decoder_layer, check_encoder_layer
 from .decoding import check_greedy_decode
 from .kv_cache import check_kv_cache
-from .layers import (
-    check_causal_mask,
-    check_feed_forward,
-    check_layer_norm,
-    check_sinusoidal_encoding,
-)
+from .layer_norm import check_layer_norm
+from .layers import check_causal_mask, check_feed_forward, check_sinusoidal_encoding
+from .multihead import check_multihead
 from .recurrent import check_lstm_cell, check_rnn_cell
 from .smoothing import check_label_smoothing
 from .verdict import POLARITY, Verdict, Wrong, set_language, wrap_verdict

@@ -371,7 +371,8 @@ def _beam_mistake(fn: Callable, got: list, want: list, probe: int, cases: list) 
 
 
 @check(
-    "beam search", call="fn(model, src, beam_size, max_len, bos_id=1, eos_id=2, length_penalty=0.6)"
+    "beam search",
+    call="fn(model, src, beam_size, max_len, bos_id=BOS_ID, eos_id=EOS_ID, length_penalty=0.6)",
 )
 def check_beam_search(fn: Callable[..., Tensor]) -> Verdict:
     """``fn(model, src, beam_size, max_len, bos_id=..., eos_id=..., length_penalty=0.6) ->

@@ -121,8 +121,6 @@ def _mask_words(mine: object, right: object, query: Tensor, key: Tensor) -> str 
     if got is None or want is None or torch.equal(got, want):
         return None
     T_q, T_k = shape[-2:]
-    if (empty := int((~got.any(-1) & want.any(-1)).sum())) > 0:
-        return say(MESSAGES, "trace-mask-empty-rows", n=empty)
     if mine is None:
         return say(MESSAGES, "trace-mask-none")
     if torch.equal(got, ~want):
@@ -131,6 +129,8 @@ def _mask_words(mine: object, right: object, query: Tensor, key: Tensor) -> str 
         return say(MESSAGES, "trace-mask-transposed")
     if T_q == T_k and torch.equal(got, want & causal_mask(T_q)):
         return say(MESSAGES, "trace-mask-causal")
+    if (empty := int((~got.any(-1) & want.any(-1)).sum())) > 0:
+        return say(MESSAGES, "trace-mask-empty-rows", n=empty)
     for key, extra in (("more", got & ~want), ("less", want & ~got)):
         if torch.equal(got & want, want if key == "more" else got):  # one holds the other
             b, _, q, k = (int(i) for i in extra.nonzero()[0])

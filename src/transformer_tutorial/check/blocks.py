@@ -321,15 +321,16 @@ def _diagnosis(block: _Block, runs: list[_Run], args: tuple) -> Wrong:
         return Wrong.named(MISTAKES, key, **fields, norm_first=norm_first,
                            want=_norm_words(norm_first), other=_norm_words(not norm_first),
                            no_residual=_no_residual_words(norm_first))  # fmt: skip
+    book = lambda: _through(args[0], block.steps(failed.reference, args), failed.norm_first)  # noqa: E731
     for dependence in block.dependences:
         wrong = dependence.broken_by(failed.mine, args)
         if wrong and dependence.drops is not None:
             dropped = args[: dependence.drops] + (None,) + args[dependence.drops + 1 :]
-            if not close(failed.got, failed.right(dropped)):  # the symptom, not its fix
-                wrong = Wrong.differs(MESSAGES, f"{dependence.mistake}-symptom")
+            if not close(failed.got, failed.right(dropped)):  # the symptom: where it comes from?
+                symptom = Wrong.differs(MESSAGES, f"{dependence.mistake}-symptom")
+                wrong = first_difference(failed, book, block.arg_names) or symptom
         if wrong:
             return wrong
-    book = lambda: _through(args[0], block.steps(failed.reference, args), failed.norm_first)  # noqa: E731
     if traced := first_difference(failed, book, block.arg_names):
         return traced
     worst = (failed.got - failed.right(args)).abs().amax(-1).nan_to_num(math.inf)  # (B, T)

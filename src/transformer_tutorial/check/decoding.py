@@ -67,6 +67,10 @@ MISTAKES = {
     # the mistakes of greedy and beam search alike (common_mistake, alone_mistake)
     "greedy-with-bos": "your output starts with BOS (id {bos}): return only the generated "
     "tokens, (B, T') without BOS.",
+    "greedy-pad-logit-finite": "right while some logits are above 0, but when every logit is "
+    "negative (here the output layer's bias is -100: the same argmax) your search picks PAD (id "
+    "{pad}) as a word: excluding PAD with a finite logit, such as 0, lets it win once the other "
+    "logits are lower. Give it -inf: logits[:, pad] = float('-inf').",
     "greedy-pad-as-word": "sentence {i} has PAD (id {pad}) at step {t}, inside the sentence: "
     "padding is not a word. Either PAD was not given the score -inf before choosing a token (on "
     "the vocabulary axis of the last position's logits: logits[:, -1, pad] or logits[..., pad]; "
@@ -292,6 +296,7 @@ def check_greedy_decode(fn: Callable[..., Tensor]) -> Verdict:
     if wrong is not None:
         raise wrong
     _expect_eval_mode(fn, cases[0], outputs[0])
+    _expect_pad_excluded_when_all_negative(fn, outputs[0])
     return "tokens, the stop at EOS, max_len, padding, and each sentence alone are right."
 
 
@@ -333,6 +338,24 @@ def _in_training_mode(model: Transformer) -> Transformer:
         elif isinstance(getattr(module, "dropout", None), float):
             module.dropout = 0.5  # attention's dropout on its weights
     return model
+
+
+@torch.no_grad()
+def _expect_pad_excluded_when_all_negative(fn: Callable, want: list) -> None:
+    """Every logit far below 0 (the output layer given a bias of -100, which leaves the argmax
+    as it was): PAD must still never be chosen, so its logit must be -inf, not just 0."""
+    case = decoding_cases()[0]
+    old = case.model.output
+    case.model.output = torch.nn.Linear(old.in_features, old.out_features)
+    case.model.output.weight.copy_(old.weight)
+    case.model.output.bias.fill_(-100.0)
+    result = fn(case.model, case.src, case.max_len, BOS_ID, case.eos)
+    got = sentences(result, len(case.src), case.pad)
+    if got != want:
+        first = [row[:1] for row in result.tolist()]  # a PAD chosen first leaves an empty row
+        if any(case.pad in s for s in got) or [case.pad] in first:
+            raise Wrong.named(MISTAKES, "greedy-pad-logit-finite", pad=case.pad)
+        raise first_difference(got, want, say(MESSAGES, "book-greedy"), case)
 
 
 def _expect_eval_mode(fn: Callable, case: Case, want: list) -> None:

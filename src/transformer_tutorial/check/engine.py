@@ -16,6 +16,7 @@ this package's ``check/``, the checker's own bug -- prints it and returns it.
 
 from __future__ import annotations
 
+import ast
 import functools
 import inspect
 import linecache
@@ -161,8 +162,11 @@ def reordered(fn: Callable, call: str, skip_self: bool = False) -> bool:
     return sorted(params[: len(names)]) == sorted(names) and params[: len(names)] != names
 
 
-def cannot_call(fn: Callable, call: str, skip_self: bool = False) -> str | None:
-    """Why ``fn`` cannot be called as ``call`` (None if it can, or if Python cannot tell)."""
+def cannot_call(
+    fn: Callable, call: str, skip_self: bool = False, build: bool = False
+) -> str | None:
+    """Why ``fn`` cannot be called as ``call`` (None if it can, or if Python cannot tell); a
+    call (not a ``build``) also compares the defaults it shows with ``fn``'s."""
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError):  # a builtin: let it be called
@@ -179,6 +183,31 @@ def cannot_call(fn: Callable, call: str, skip_self: bool = False) -> str | None:
     except TypeError as err:
         left_out = " and ".join(f"`{k}`" for k in optional)
         return f"{err}; the book's calls leave {left_out} out, so give it the default None"
+    return None if build else other_default(signature, call)
+
+
+def _equal(default: object, documented: object) -> bool:
+    try:
+        return bool(default == documented)
+    except (RuntimeError, TypeError, ValueError):  # a tensor of several values: not comparable
+        return True
+
+
+def other_default(signature: inspect.Signature, call: str) -> str | None:
+    """An argument the documented call shows with a default (``length_penalty=0.6``) to which
+    the reader's function gives another one: the book's calls that leave it out get another
+    value. (A build's ``dropout=0.0`` is what the check passes, not a default: not compared.)"""
+    for name, shown in re.findall(r"\b(\w+)\s*=\s*([^,()]+)", call):
+        param = signature.parameters.get(name)
+        try:
+            documented = ast.literal_eval(shown.strip())
+        except (ValueError, SyntaxError):
+            continue  # a name such as BOS_ID: a value the check passes
+        if param is not None and param.default is not inspect.Parameter.empty:
+            if documented is not None and not _equal(param.default, documented):
+                return (f"`{name}` defaults to {param.default!r}, where the exercise's signature "
+                        f"has {name}={shown.strip()}: a call that leaves it out gets another "
+                        f"{name}")  # fmt: skip
     return None
 
 
@@ -224,7 +253,7 @@ def expect_class(cls: object, spec: Call) -> None:
     if cls.__init__ is torch.nn.Module.__init__ and positional + len(keywords) > 0:
         params = build[build.index("(") + 1 : build.rindex(")")]
         raise Wrong(say(MESSAGES, "no-init", build=build, name=cls.__name__, params=params))
-    why = cannot_call(cls, build)
+    why = cannot_call(cls, build, build=True)
     if why:
         raise Wrong(say(MESSAGES, "class-signature", build=build, name=cls.__name__,
                         signature=shown_signature(cls), why=why))  # fmt: skip

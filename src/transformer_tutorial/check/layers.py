@@ -1,4 +1,4 @@
-"""Layer checks: the causal mask, sinusoidal positions, LayerNorm, the feed-forward network and the label-smoothed loss (chapters 10-12 and 14)."""
+"""Layer checks: the causal mask, sinusoidal positions and the feed-forward network (chapters 10-12); LayerNorm has its own module, layer_norm.py."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ..feedforward import PositionwiseFeedForward
 from ..masks import causal_mask
 from .diagnoses import expect_same_twice
 from .engine import check
-from .tensors import backward, close, expect_tensor, randn, tolerance, with_weights_of
+from .tensors import close, expect_tensor, randn, with_weights_of
 from .verdict import Verdict, Wrong, say
 
 MISTAKES = {
@@ -31,34 +31,6 @@ MISTAKES = {
     "10000^(-2j / d_model). (Written as exp(-2j ln(10000) / d_model), the log must be the "
     "natural one, math.log.)",
     # LayerNorm
-    "norm-over-batch": "you normalise over the batch axis B (that is BatchNorm); LayerNorm "
-    "normalises each position over its own D features (the last axis).",
-    "norm-over-time": "you normalise over the time axis T; LayerNorm normalises each position "
-    "over its own D features (the last axis).",
-    "norm-over-batch-and-time": "you normalise over the batch and time axes (that is BatchNorm); "
-    "LayerNorm normalises each position over its own D features (the last axis).",
-    "norm-over-everything": "you normalise over the whole tensor at once; LayerNorm normalises "
-    "each position over its own D features (the last axis).",
-    "norm-over-time-and-features": "you normalise each sequence over its time and feature "
-    "axes (T, D) together; LayerNorm normalises each position over its own D features (the "
-    "last axis), so that a position does not depend on the others.",
-    "norm-unbiased": "use the biased variance (divide by D, not D - 1), as nn.LayerNorm does.",
-    "norm-eps-outside": "eps goes inside the square root: (x - mean) / sqrt(var + eps), not / "
-    "(std + eps); it shows where a position's features barely vary.",
-    "norm-torch-std": "you divide by the unbiased std plus eps (x.std() is unbiased): LayerNorm "
-    "divides by sqrt(var + eps) with the biased variance.",
-    "norm-no-eps": "eps is missing: (x - mean) / sqrt(var + eps) stays finite and smooth where a "
-    "position's features barely vary.",
-    "norm-by-variance": "you divide by the variance; divide by its square root, sqrt(var + eps).",
-    "norm-no-centring": "the mean is not subtracted: y = (x - mean) / sqrt(var + eps).",
-    "norm-rms": "you divide x by its root mean square, x / sqrt(mean(x ** 2) + eps), which is "
-    "RMSNorm: LayerNorm first subtracts the mean, y = (x - mean) / sqrt(var + eps).",
-    "norm-other-eps": "your eps is {got:.0e}, the book's (nn.LayerNorm's) {eps:g}: it shows "
-    "where a position's features barely vary (variance ~1e-6).",
-    "norm-no-division": "you subtract the mean but do not divide by sqrt(var + eps).",
-    "norm-in-place": "the output is right, but your function changed its input x in place (-=, "
-    "/=, or an out= argument): the caller's tensor is overwritten, and autograd needs it for "
-    "the backward pass. Compute a new tensor, y = (x - mean) / sqrt(var + eps).",
 }
 
 MISTAKES |= {
@@ -114,6 +86,14 @@ MISTAKES |= {
     "exercise's network is linear2(relu(linear1(x))); a dropout belongs behind an argument, as "
     "in the book's PositionwiseFeedForward(d_model, d_ff, dropout=0.0), so that the model "
     "around it chooses the rate.",
+    "ffn-ignores-d-ff": "built as cls(d_model, d_ff) with d_ff = {d_ff}, your hidden layer has "
+    "{hidden} = 4 * d_model units: use the d_ff you are given (the paper's 2048 = 4 * 512 is "
+    "one choice of it), nn.Linear(d_model, d_ff).",
+    "ffn-train-mode-differs": "right in eval mode, but in training mode your output differs "
+    "from linear2(relu(linear1(x))), the same on every call: a layer that computes differently "
+    "while training, such as a BatchNorm (it normalises with the batch's statistics then). "
+    "Parameters and buffers besides linear1 and linear2: {own}. The exercise's network has "
+    "only the two layers and the ReLU.",
     "ffn-mixes-positions": "a position's output depends on the other positions: the network "
     "must act on each position separately (the same weights at each).",
     "causal-fixed-size": "for T = {T} your mask is {n} x {n}: build it for the T asked, on "
@@ -124,32 +104,6 @@ MISTAKES |= {
     "ffn-add-norm-inside": "your module does the whole Add & Norm, LayerNorm(x + FFN(x)): the "
     "residual and the LayerNorm belong to the block around it (chapter 11); the network itself "
     "is linear2(relu(linear1(x))).",
-    "norm-l2": "you divide by the length (L2 norm) of the centred vector, which is sqrt(D) times "
-    "its standard deviation: LayerNorm divides by sqrt(var + eps), the norm divided by sqrt(D), "
-    "so that each feature has variance 1.",
-    "norm-mean-square": "you subtract the mean but divide by sqrt(mean(x ** 2) + eps), the root "
-    "mean square of x before centring: the variance is the mean of the *centred* squares, "
-    "((x - mean) ** 2).mean(-1).",
-    "norm-square-of-sum": "your variance is about 0 in every row: the square of the sum (or of "
-    "the mean) of the centred values, which sum to 0. The variance is the mean of their squares, "
-    "((x - mean) ** 2).mean(-1).",
-    "norm-one-scale": "each position is centred on its own mean, but every position is divided "
-    "by the same number ({scale:.4g}): a spread over the whole tensor (x.var() or x.std() "
-    "without dim). LayerNorm measures the spread of each position over its own D features: "
-    "x.var(-1, keepdim=True, unbiased=False).",
-    "norm-mean-absolute-deviation": "you divide by the mean absolute distance from the mean, "
-    "(x - mean).abs().mean(-1): LayerNorm divides by the standard deviation, the square root "
-    "of the mean of the centred squares, torch.sqrt(((x - mean) ** 2).mean(-1) + eps).",
-    "norm-row-scale": "each position is centred on its own mean and divided by one number of its "
-    "own, but not by sqrt(var + eps): your positions have variances from {low:.3g} to {high:.3g}, "
-    "where LayerNorm's are 1. Divide by torch.sqrt(x.var(-1, keepdim=True, unbiased=False) + "
-    "eps).",
-    "norm-one-mean": "each position is divided by its own sqrt(var + eps), but the number "
-    "subtracted is the same for every position ({shift:.4g}): a mean over the whole tensor "
-    "(x.mean() without dim). Subtract each position's own mean, x.mean(-1, keepdim=True).",
-    "norm-other-centre": "each position is divided by its own sqrt(var + eps), but what you "
-    "subtract is not its mean, so your positions do not have mean 0 (position 0 has "
-    "{mean:.3g}). Subtract x.mean(-1, keepdim=True).",
 }
 
 MESSAGES = {
@@ -158,14 +112,6 @@ MESSAGES = {
     "differ: built as cls(d_model, d_ff), your network drops activations, because its "
     "`{name}` defaults to {rate}. The exercise's network has no dropout: give the rate a "
     "default of 0.0, as the book's PositionwiseFeedForward(d_model, d_ff, dropout=0.0) does.",
-    "norm-differs": "the output differs from (x - mean) / sqrt(var + eps) over the last axis.",
-    "norm-backward-fails": "the output is right, but the backward pass through it fails: {error}",
-    "norm-backward-in-place": "the output is right, but the backward pass through it fails: a "
-    "tensor autograd saved for the gradient was changed in place afterwards (/=, -=, div_, "
-    "sub_). Compute a new tensor, y = (x - mean) / torch.sqrt(var + eps).",
-    "norm-gradient-differs": "the output is right, but its gradient with respect to x differs "
-    "from nn.LayerNorm's: the mean and the variance depend on x, and the gradient must flow "
-    "through them too (no torch.no_grad(), detach() or .item() on them).",
     "causal-batched": "the mask for T = {T} has shape {shape}: return ({T}, {T}); the model "
     "broadcasts it over the batch itself.",
     "causal-dtype": "the mask has dtype {dtype}; use torch.bool (True = may attend).",
@@ -298,125 +244,6 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], Tensor]) -> Verdict:
     raise Wrong.differs(MESSAGES, "table-frequencies-differ", w1=w1)
 
 
-# --- LayerNorm ------------------------------------------------------------------------------------
-
-
-def _layer_norm_input() -> Tensor:
-    """``(B, T, D)`` with two positions whose features barely vary (variances ~1e-6 and ~1e-8,
-    below eps): there eps decides the output, so its place shows; an eps outside the root acts
-    as a different eps inside it at each of the two, so no single eps inside fits it."""
-    x = randn(3, 4, 8) * 3 + 1
-    x[0, 0] = 2.0 + 1e-3 * randn(8, seed=4)
-    x[1, 2] = -1.0 + 1e-4 * randn(8, seed=5)
-    return x
-
-
-@check("LayerNorm", call="fn(x)")
-def check_layer_norm(fn: Callable[[Tensor], Tensor], eps: float = 1e-5) -> Verdict:
-    """``fn(x) -> y`` for ``x`` of shape ``(B, T, D)``: each position normalised over its ``D``
-    features to mean 0 and variance 1 (biased variance, ``eps`` inside the square root; a
-    position whose features barely vary shows where eps is)."""
-    x = _layer_norm_input()
-    expected = torch.nn.functional.layer_norm(x, (8,), eps=eps)
-    given = x.clone()
-    got = expect_tensor(fn(given), "the output", x.shape)
-    if close(got, expected, 1e-6):
-        if not torch.equal(given, x):
-            raise Wrong.named(MISTAKES, "norm-in-place")
-        _expect_layer_norm_gradient(fn, x, eps)
-        return "every position is normalised over its features, as nn.LayerNorm does."
-    if (fit := _implied_eps(x, got.detach().double())) is not None:  # 1e-12, 1e-6, ...
-        raise Wrong.named(MISTAKES, fit[0], got=fit[1], eps=eps)
-    for key, wrong in _layer_norm_mistakes(x, eps).items():
-        if close(got, wrong, 1e-6):
-            raise Wrong.named(MISTAKES, key)
-    _describe_layer_norm(x.double(), got.detach().double(), eps)
-    raise Wrong.differs(MESSAGES, "norm-differs")
-
-
-def _describe_layer_norm(x: Tensor, got: Tensor, eps: float) -> None:
-    """Name what the output shows when no listed mistake reproduces it: the centring right and
-    the scale not (one scale for all, or one per position that is not the deviation), or the
-    scale right and the centring not."""
-    centred = x - x.mean(-1, keepdim=True)
-    std = torch.sqrt(x.var(-1, keepdim=True, unbiased=False) + eps)
-    if got.mean(-1).abs().max() < 1e-5 and got.abs().amin(-1).gt(0).all():
-        divisor = (centred / got).median(-1, keepdim=True).values  # one number per position?
-        if close(got, centred / divisor, 1e-6):
-            if divisor.max() - divisor.min() < 1e-5 * divisor.abs().max():
-                raise Wrong.named(MISTAKES, "norm-one-scale", scale=float(divisor.mean()))
-            if close(divisor, centred.abs().mean(-1, keepdim=True) + eps, 1e-5):
-                raise Wrong.named(MISTAKES, "norm-mean-absolute-deviation")
-            variances = got.var(-1, unbiased=False)
-            raise Wrong.named(
-                MISTAKES, "norm-row-scale", low=float(variances.min()), high=float(variances.max())
-            )
-    shift = (x - got * std).median(-1, keepdim=True).values  # what was subtracted, per position
-    if close(got, (x - shift) / std, 1e-6):
-        if shift.max() - shift.min() < 1e-5 * (1 + x.abs().max()):
-            raise Wrong.named(MISTAKES, "norm-one-mean", shift=float(shift.mean()))
-        raise Wrong.named(MISTAKES, "norm-other-centre", mean=float(got[0, 0].mean()))
-
-
-def _expect_layer_norm_gradient(fn: Callable[[Tensor], Tensor], x: Tensor, eps: float) -> None:
-    """The gradient with respect to x, through the mean and the variance, as nn.LayerNorm's."""
-    r = randn(*x.shape, seed=3)  # a loss that weighs every output differently
-    mine, ref = x.clone().requires_grad_(), x.clone().requires_grad_()
-    out = fn(mine)
-    try:
-        backward((out * r).sum(), "the output")
-    except RuntimeError as err:
-        if "inplace operation" in str(err):
-            raise Wrong.differs(MESSAGES, "norm-backward-in-place") from err
-        raise Wrong.differs(MESSAGES, "norm-backward-fails", error=str(err).split("\n")[0]) from err
-    (torch.nn.functional.layer_norm(ref, x.shape[-1:], eps=eps) * r).sum().backward()
-    if mine.grad is None or not close(mine.grad, ref.grad, 4 * tolerance(out)):
-        raise Wrong.differs(MESSAGES, "norm-gradient-differs")
-
-
-def _implied_eps(x: Tensor, got: Tensor) -> tuple[str, float] | None:
-    """The eps >= 1e-14 that gives ``got`` everywhere, inside the square root or outside it
-    (std + eps), read at x[0, 0] (features barely vary), with the mistake it makes."""
-    centred, var = x - x.mean(-1, keepdim=True), x.var(-1, keepdim=True, unbiased=False)
-    ratio, std = centred[0, 0] / got[0, 0], var.sqrt()
-    fits = {
-        "norm-other-eps": (float((ratio**2).mean() - var[0, 0, 0]), lambda e: torch.sqrt(var + e)),
-        "norm-eps-outside": (float(ratio.abs().mean() - std[0, 0, 0]), lambda e: std + e),
-    }  # y^2 = c^2 / (var + e), or |y| = |c| / (std + e)
-    for key, (e, scale) in fits.items():
-        if math.isfinite(e) and e >= 1e-14 and close(got, centred / scale(e), 1e-6):
-            return key, e
-    return None
-
-
-def _layer_norm_mistakes(x: Tensor, eps: float) -> dict[str, Tensor]:
-    """What each mistake of ``MISTAKES`` makes of ``x``."""
-
-    def over(axes, unbiased=False) -> Tensor:
-        centred = x - x.mean(axes, keepdim=True)
-        return centred / torch.sqrt(x.var(axes, keepdim=True, unbiased=unbiased) + eps)
-
-    mean, centred = x.mean(-1, keepdim=True), x - x.mean(-1, keepdim=True)
-    var, unbiased = x.var(-1, keepdim=True, unbiased=False), x.var(-1, keepdim=True)
-    return {
-        "norm-over-batch": over((0,)),
-        "norm-over-time": over((1,)),
-        "norm-over-batch-and-time": over((0, 1)),
-        "norm-over-everything": over((0, 1, 2)),
-        "norm-over-time-and-features": over((1, 2)),
-        "norm-unbiased": over(-1, unbiased=True),
-        "norm-torch-std": centred / (unbiased.sqrt() + eps),
-        "norm-no-eps": centred / var.sqrt(),
-        "norm-by-variance": centred / (var + eps),
-        "norm-no-centring": x / torch.sqrt(var + eps),
-        "norm-l2": centred / centred.norm(dim=-1, keepdim=True),
-        "norm-mean-square": centred / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps),
-        "norm-square-of-sum": centred / torch.sqrt(centred.sum(-1, keepdim=True) ** 2 / 8 + eps),
-        "norm-rms": x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps),
-        "norm-no-division": x - mean,
-    }
-
-
 # --- the position-wise feed-forward network -----------------------------------------------------
 
 
@@ -424,9 +251,12 @@ def _layer_norm_mistakes(x: Tensor, eps: float) -> dict[str, Tensor]:
 def check_feed_forward(cls: type) -> Verdict:
     """``cls(d_model, d_ff)``: ``linear2(relu(linear1(x)))``, the same at every position; called
     on ``(B, T, D)``."""
-    D, F, B, T = 8, 32, 2, 5
+    D, F, B, T = 8, 24, 2, 5  # d_ff is not 4 d_model: a hidden width of 4 d_model shows
     torch.manual_seed(0)
     mine = cls(D, F)
+    hidden = getattr(getattr(mine, "linear1", None), "out_features", F)
+    if hidden != F and hidden == 4 * D:
+        raise Wrong.named(MISTAKES, "ffn-ignores-d-ff", d_ff=F, hidden=hidden)
     with_weights_of(mine, PositionwiseFeedForward(D, F), ("linear1", "linear2"))
     mine = mine.double().eval()
     reference = PositionwiseFeedForward(D, F).double().eval()
@@ -439,7 +269,7 @@ def check_feed_forward(cls: type) -> Verdict:
             large = 10 * x  # hidden values beyond 6: an activation capped there shows
             if not close(mine(large), reference(large)):
                 raise _feed_forward_large(mine, large)
-            _expect_no_dropout(mine, x)
+            _expect_same_in_training(mine, reference, x)
             return "linear1 -> ReLU -> linear2, position by position, is right."
         l1, l2 = mine.linear1, mine.linear2
         mistakes = {  # the mistake, the output it gives
@@ -465,8 +295,9 @@ def check_feed_forward(cls: type) -> Verdict:
     raise Wrong.differs(MESSAGES, "ffn-differs")
 
 
-def _expect_no_dropout(mine: torch.nn.Module, x: Tensor) -> None:
-    """The exercise's network has no dropout: in training mode two calls must agree."""
+def _expect_same_in_training(mine: torch.nn.Module, reference: torch.nn.Module, x: Tensor):
+    """The exercise's network has no dropout, nor anything else that trains differently: in
+    training mode two calls agree, and with the output in eval mode."""
     mine.train()
     if not close(mine(x), mine(x)):
         rates = [p for p in inspect.signature(type(mine)).parameters.values()
@@ -475,6 +306,10 @@ def _expect_no_dropout(mine: torch.nn.Module, x: Tensor) -> None:
             raise Wrong.differs(MESSAGES, "ffn-dropout-default", name=rates[0].name,
                                 rate=rates[0].default)  # fmt: skip
         raise Wrong.named(MISTAKES, "ffn-dropout-hard-coded")
+    if not close(mine(x), reference(x)):
+        own = [n for n, _ in [*mine.named_parameters(), *mine.named_buffers()]
+               if not n.startswith(("linear1.", "linear2."))]  # fmt: skip
+        raise Wrong.named(MISTAKES, "ffn-train-mode-differs", own=", ".join(own) or "-")
 
 
 _ACTIVATIONS = {"leaky_relu": torch.nn.functional.leaky_relu, "ELU": torch.nn.functional.elu,

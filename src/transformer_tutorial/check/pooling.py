@@ -118,7 +118,7 @@ def _expect_rows_per_query(fn: Callable, queries: Tensor, keys: Tensor, values: 
         raise Wrong.differs(MESSAGES, "nw-rows-per-query-differ", shape=tuple(rows_k.shape))
 
 
-@check("Nadaraya-Watson regression", call="fn(queries, keys, values, width)")
+@check("Nadaraya-Watson regression", call="fn(queries, keys, values, width=1.0)")
 def check_nadaraya_watson(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
     """``fn(queries, keys, values, width=1.0) -> (predictions, weights)``: the Gaussian kernel
     ``a(q, k) = -(q - k)^2 / (2 width^2)``, its softmax over the keys as the weights

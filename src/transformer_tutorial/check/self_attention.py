@@ -25,6 +25,10 @@ MISTAKES = {
     "self-attn-scaled-by-dk": "the scores are divided by d_k = {d_k}, by d_k itself or by "
     "sqrt(d_k) twice (q or k already scaled, then the scores again); divide once by its square "
     "root, sqrt(d_k) = {root:.3f}.",
+    "self-attn-adds-input": "built with d_v = d_in, your out is the attention's output plus x: "
+    "the layer adds its input back (a residual connection). Self-attention returns "
+    "softmax(Q K^T / sqrt(d_k)) V alone; the residual belongs to the block around it (chapter "
+    "11).",
     "self-attn-dv-default": "built as cls(d_in, d_k), without d_v: {said} d_v defaults to "
     "d_k = {d_k} (d_v = d_k if d_v is None else d_v).",
     "self-attn-softmax-batch": "the softmax runs over the batch (axis 0): each query's weights "
@@ -49,6 +53,9 @@ MISTAKES = {
 }
 
 MESSAGES = {
+    "self-attn-square-differs": "built with d_v = d_in ({d_in}), your out differs from "
+    "softmax(Q K^T / sqrt(d_k)) V, though it is right when d_v differs from d_in: something in "
+    "your layer depends on the two widths being equal.",
     "self-attn-gradient-differs": "the values are right, but the gradient with respect to x "
     "differs from the book's: something on the way from x to out is cut from autograd (a "
     "detach(), .data, .item(), torch.no_grad(), or a tensor rebuilt from plain numbers).",
@@ -174,6 +181,21 @@ def _diagnose(out: Tensor, weights: Tensor, x: Tensor, matrices: tuple, probe_ma
     raise Wrong.differs(MESSAGES, key, shape=tuple(x.shape))
 
 
+def _expect_same_when_square(cls: type, d_in: int, d_k: int, x: Tensor) -> None:
+    """Built with d_v = d_in, out has x's shape: still softmax(Q K^T / sqrt(d_k)) V, not more."""
+    torch.manual_seed(0)
+    mine = cls(d_in, d_k, d_in).double()
+    W_q, W_k = _matrix(mine, "W_q", d_in, d_k), _matrix(mine, "W_k", d_in, d_k)
+    want, _ = attention(x @ W_q, x @ W_k, x @ _matrix(mine, "W_v", d_in, d_in))
+    with torch.no_grad():
+        result = mine(x.clone())
+    out = result[0] if unpacks_to(result, 2) else result
+    if isinstance(out, Tensor) and out.shape == want.shape and not close(out.double(), want):
+        if close(out.double(), want + x):
+            raise Wrong.named(MISTAKES, "self-attn-adds-input")
+        raise Wrong.differs(MESSAGES, "self-attn-square-differs", d_in=d_in)
+
+
 @check("self-attention", build="cls(d_in, d_k, d_v)", call="layer(x, mask)")
 def check_self_attention(cls: type) -> Verdict:
     """``cls(d_in, d_k, d_v=None)`` with the matrices ``W_q``, ``W_k`` ``(d_in, d_k)`` and
@@ -211,6 +233,7 @@ def check_self_attention(cls: type) -> Verdict:
             continue
         _diagnose(out, weights, x, (W_q, W_k, W_v), probe_mask)
     _expect_gradients(mine, x, mask, (W_q, W_k, W_v))
+    _expect_same_when_square(cls, d_in, d_k, x)
     try:  # built without d_v: V is d_k wide
         _matrix(cls(d_in, d_k), "W_v", d_in, d_k)
     except Wrong as wrong:

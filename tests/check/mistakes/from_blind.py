@@ -290,6 +290,19 @@ _FROM_BLIND = [
      "yours gives it the self-attention's output"),
     ("block-part-mask", "b24", "check_encoder_layer", "causal_mask_in_encoder",
      "gets a causal mask"),
+    # B25's mistakes not caught that are now
+    ("self-attn-adds-input", "b25", "check_self_attention", "adds_input",
+     "adds its input back"),
+    ("ffn-ignores-d-ff", "b25", "check_feed_forward", "hidden_four_times_d_model",
+     "use the d_ff you are given"),
+    ("ffn-train-mode-differs", "b25", "check_feed_forward", "batch_norm_on_hidden",
+     "such as a BatchNorm"),
+    ("greedy-pad-logit-finite", "b25", "check_greedy_decode", "pad_logit_set_to_zero",
+     "Give it -inf"),
+    ("attention-out-mean", "b25", "check_attention", "mean_instead_of_sum",
+     "averaged over the 4 keys"),
+    ("attention-out-mask-inverted", "b25", "check_attention", "sdpa_with_inverted_mask",
+     "the output under the mask inverted"),
     # relations a wrong LayerNorm or a wrong softmax shows, named for what they confirm
     ("norm-one-scale", "b23", "check_layer_norm", "global_variance",
      "every position is divided by the same number"),
@@ -374,5 +387,9 @@ MISTAKES = [
          "divided by 2.236 = sqrt(5)"),
         (None, "b24", "check_masked_softmax", "divided_by_key_count",
          "not by their number"),
+        # B25's: a default other than the exercise's signature shows
+        (None, "b25", "check_beam_search", "default_alpha_one",
+         "`length_penalty` defaults to 1.0"),
+        (None, "b25", "check_nadaraya_watson", "default_width_half", "`width` defaults to 0.5"),
     ]
 ]  # fmt: skip
