@@ -65,9 +65,9 @@ MISTAKES = {
     "already hold exactly p = {p:g}, so the nucleus (the smallest set whose probability reaches "
     "p) ends there. Keep a token only while the mass before it is *below* p (<, not <=).",
     "top-p-minus-1e9": "for {what}, the tokens outside the nucleus get a large finite negative "
-    "number (-1e9, or torch.finfo(dtype).min) instead of -inf: -inf takes a token out for good, "
-    "while a finite number is still a logit that a temperature or an added bias can bring back "
-    "(-1e9 / 1e9 = -1). Fill with float('-inf').",
+    "number ({fill}; -1e9 or torch.finfo(dtype).min do the same) instead of -inf: -inf takes a "
+    "token out for good, while a finite number is still a logit that a temperature or an added "
+    "bias can bring back (-1e9 / 1e9 = -1). Fill with float('-inf').",
     "top-p-dim-one": "the filter runs along dim 1, which is the vocabulary only for (B, V) "
     "logits: for (B, T, V) it runs over the positions. Use dim=-1 throughout (softmax, sort, "
     "cumsum, scatter).",
@@ -333,15 +333,20 @@ def _reproduces(mistake: str | None, probes: list[tuple[Tensor, float, Tensor]])
     )
 
 
+def _number(value: Tensor) -> str:
+    """-1e9 as a reader writes it (not -1e+09)."""
+    return f"{float(value):g}".replace("e+0", "e").replace("e+", "e")
+
+
 def _judge(fn: Callable, logits: Tensor, p: float, what: str, probes: list) -> list[Wrong]:
     """Compare the reader's filter with the book's on ``logits (..., V)``: what is wrong, one
     ``Wrong`` per failing row (empty when the filter is right); the probe joins ``probes``."""
     out = _call(fn, logits, p, what)
     probes.append((logits, p, out > float("-inf")))
     want = top_p_filter(logits, p).isfinite()  # (..., V)
-    huge = out.isfinite() & (out <= -1e8)  # a large negative number instead of -inf
+    huge = out.isfinite() & (out <= -1e3)  # a large negative number instead of -inf
     if not want.all() and torch.equal(huge, ~want) and torch.equal(out[want], logits[want]):
-        return [Wrong.named(MISTAKES, "top-p-minus-1e9", what=what)]
+        return [Wrong.named(MISTAKES, "top-p-minus-1e9", what=what, fill=_number(out[~want].max()))]
     probs = logits.softmax(-1)
     kept = out > float("-inf")  # (..., V)
     if not kept.any(-1).all() and _overflows(fn, logits, p):  # NaN compared: all dropped

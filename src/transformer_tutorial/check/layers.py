@@ -99,6 +99,12 @@ MISTAKES |= {
     "causal-fixed-size": "for T = {T} your mask is {n} x {n}: build it for the T asked, on "
     "every call. A mask kept from an earlier call, or cut from a table built for fewer "
     "positions, has the wrong size.",
+    "causal-table-not-sliced": "for T = {T} your mask is {n} x {n}: its top-left {T} x {T} corner "
+    "is the right mask, but the table built for a longer length is not cut to T: return "
+    "mask[:T, :T].",
+    "causal-size-off-by-one": "for T = {T} your mask is {n} x {n}: one row and column "
+    "{more_or_less}. The mask is T x T, one row (query) and one column (key) for each of the T "
+    "positions fed in; a BOS at the start is one of them, not an extra one.",
     "ffn-other-activation": "the activation between the layers is {name}; the book's network (the "
     "paper's) uses ReLU, max(0, h) = torch.relu(h).",
     "ffn-add-norm-inside": "your module does the whole Add & Norm, LayerNorm(x + FFN(x)): the "
@@ -112,11 +118,15 @@ MESSAGES = {
     "differ: built as cls(d_model, d_ff), your network drops activations, because its "
     "`{name}` defaults to {rate}. The exercise's network has no dropout: give the rate a "
     "default of 0.0, as the book's PositionwiseFeedForward(d_model, d_ff, dropout=0.0) does.",
+    "too-many": "too many",
+    "too-few": "too few",
     "causal-batched": "the mask for T = {T} has shape {shape}: return ({T}, {T}); the model "
     "broadcasts it over the batch itself.",
     "causal-dtype": "the mask has dtype {dtype}; use torch.bool (True = may attend).",
     "causal-no-diagonal": "position t does not see itself: a query may attend to its own key.",
-    "causal-differs": "for T = {T} the mask should be\n{expected}\nyours is\n{got}",
+    "causal-differs": "for T = {T} the mask should be\n{expected}\nyours is\n{got}\nThe first "
+    "row that differs is row {t}: query {t} may attend to keys {keys} in yours, and to keys "
+    "0..{t} (itself and every earlier position) in the book's.",
     "table-row-0": "row 0 should be {row} (sin 0 = 0, cos 0 = 1).",
     "table-frequencies-differ": "the angles differ: row i, column 2j is sin(i * w_j) for the "
     "positions i = 0, 1, 2, ... and w_j = 10000^(-2j / d_model), where 2j is the even column "
@@ -143,6 +153,11 @@ def check_causal_mask(fn: Callable[[int], Tensor]) -> Verdict:
             n = result.shape[0]  # square: the size of an earlier call, or one fixed below T
             if n != T and (n in sizes[:i] or n < T - 1):
                 raise Wrong.named(MISTAKES, "causal-fixed-size", T=T, n=n)
+            if n > T + 1 and torch.equal(result[:T, :T].bool(), causal_mask(T)):
+                raise Wrong.named(MISTAKES, "causal-table-not-sliced", T=T, n=n)
+            if abs(n - T) == 1:
+                more = say(MESSAGES, "too-many" if n > T else "too-few")
+                raise Wrong.named(MISTAKES, "causal-size-off-by-one", T=T, n=n, more_or_less=more)
         got = expect_tensor(result, f"the mask for T = {T}", (T, T))
         expected = causal_mask(T)
         if got.is_floating_point() and torch.isinf(got).any():
@@ -161,7 +176,10 @@ def check_causal_mask(fn: Callable[[int], Tensor]) -> Verdict:
             raise Wrong.differs(MESSAGES, "causal-no-diagonal")
         if torch.equal(got, expected.T):
             raise Wrong.named(MISTAKES, "causal-transposed")
-        raise Wrong.differs(MESSAGES, "causal-differs", T=T, expected=expected.int(), got=got.int())
+        t = int((got != expected).any(-1).nonzero()[0])  # the first row that differs
+        keys = got[t].nonzero().flatten().tolist()
+        raise Wrong.differs(MESSAGES, "causal-differs", T=T, expected=expected.int(), got=got.int(),
+                            t=t, keys=keys)  # fmt: skip
     return "right for T = 1, 4, 7 and 12."
 
 

@@ -29,6 +29,8 @@ MISTAKES = {
     "rnn-state-weight-untransposed": "you multiply s_prev by state_proj.weight as it is stored, "
     "(out, in); a linear layer computes s_prev @ W^T: call state_proj(s_prev), or use "
     "state_proj.weight.T.",
+    "rnn-tanh-moved-to-state": "the tanh squashes s_prev before state_proj, and nothing squashes "
+    "the sum: s = tanh(in_proj(x) + state_proj(s_prev)), one tanh around the whole sum.",
     "rnn-state-squashed-twice": "s_prev goes through a tanh again before state_proj: it is "
     "already the previous output of a tanh; s = tanh(in_proj(x) + state_proj(s_prev)).",
     "rnn-tanh-each-term": "you squash each term by itself, tanh(in_proj(x)) + "
@@ -79,6 +81,12 @@ MISTAKES |= {
     "lstm-no-state-proj": "the previous h is not used: z = in_proj(x) + state_proj(h).",
     "lstm-tanh-outside-gate": "h = tanh(sigmoid(o) * c'): the output gate goes outside the tanh, "
     "h = sigmoid(o) * tanh(c').",
+    "lstm-state-order-c-h": "you take the state as (c, h) and return (c', h'): the cell is "
+    "called as cell(x, (h, c)) and returns (h', c'), the hidden state first both ways, as "
+    "nn.LSTMCell does.",
+    "lstm-gates-from-batch": "your four gates are cut along the batch axis, not the features: "
+    "z is (B, 4H), and with B = 4 z.view(-1, 4, H).unbind(0) hands each gate one sentence's "
+    "row. The gates are the four blocks of z's last axis: z.chunk(4, dim=-1).",
     "lstm-state-unpacked-c-h": "you unpack the state as c, h = state: the cell is called as "
     "cell(x, (h, c)), h first, so h, c = state.",
     "lstm-forget-bias-one": "you add 1 to the forget gate's pre-activation, sigmoid(f + 1) (a "
@@ -151,6 +159,9 @@ def _lstm_mistakes(blocks, c, want_c):
     yield named("lstm-forget-bias-one"), _lstm_step(i, f + 1, g, o, c)
     new_c = sig(f) * c + tanh(g)
     yield named("lstm-no-input-gate"), (sig(o) * tanh(new_c), new_c)
+    z = torch.cat(blocks, dim=-1)  # (B, 4H)
+    if z.shape[0] == 4:  # a batch of 4 read as the four gates: z.view(-1, 4, H).unbind(0)
+        yield named("lstm-gates-from-batch"), _lstm_step(*z.view(4, 4, -1).unbind(0), c)
     yield (named("lstm-relu-candidate"),
            _lstm_step(i, f, g, o, c, tanh=lambda t: torch.relu(t) if t is g else tanh(t)))  # fmt: skip
     z = torch.cat(blocks, dim=-1)  # (B, 4H)
@@ -199,6 +210,8 @@ def check_lstm_cell(cls: type) -> Verdict:
         raise Wrong.named(MISTAKES, "lstm-returns-c-h")
     if all(close(a, b) for a, b in zip(got, reference(x, (c, h)), strict=True)):
         raise Wrong.named(MISTAKES, "lstm-state-unpacked-c-h")
+    if all(close(a, b) for a, b in zip(got, reference(x, (c, h))[::-1], strict=True)):
+        raise Wrong.named(MISTAKES, "lstm-state-order-c-h")
     if close(got_c, c):
         raise Wrong.named(MISTAKES, "lstm-returns-old-c")
     blocks = (mine.in_proj(x) + mine.state_proj(h)).chunk(4, dim=-1)
@@ -264,4 +277,5 @@ def _rnn_mistakes(mine: torch.nn.Module, x: torch.Tensor, s: torch.Tensor) -> di
         "rnn-terms-averaged": tanh((a + b) / 2),
         "rnn-tanh-each-term": tanh(a) + tanh(b),
         "rnn-residual": s + tanh(a + b),
+        "rnn-tanh-moved-to-state": a + mine.state_proj(tanh(s)),
     }

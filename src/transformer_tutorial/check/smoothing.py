@@ -61,6 +61,10 @@ MISTAKES = {
     "loss-uniform-over-padding": "the smoothing term is averaged over every position, the "
     "padding included, while the target term leaves the padding out: both terms belong to the "
     "real tokens only, -(1 - ε) log p[target] - ε mean(log p), averaged over them.",
+    "loss-uniform-padding-in-sum": "the smoothing term is summed over every position, the "
+    "padding included, while the target term leaves the padding out (both are then divided by "
+    "the number of real tokens): both terms belong to the real tokens only, -(1 - ε) "
+    "log p[target] - ε mean(log p), summed over them and divided by their number.",
     "loss-uniform-on-probabilities": "the smoothing term averages the probabilities, not their "
     "logarithms: it is -ε mean(log p), the cross-entropy with the uniform distribution.",
     "loss-not-a-scalar": "the loss should be one number (a 0-dimensional tensor), the mean.",
@@ -134,6 +138,10 @@ def _smoothing_mistakes(logits: Tensor, log_p: Tensor, target: Tensor, eps: floa
         )[real].mean(),
         "loss-uniform-over-padding": (-(1 - eps) * on_target)[real].mean()
         - eps * log_p.mean(-1).mean(),
+        "loss-uniform-padding-in-sum": (
+            -(1 - eps) * on_target[real].sum() - eps * log_p.mean(-1).sum()
+        )
+        / real.sum(),
         "loss-uniform-on-probabilities": (-(1 - eps) * on_target - eps * log_p.exp().mean(-1))[
             real
         ].mean(),

@@ -20,6 +20,10 @@ MESSAGES = {
     "a new tensor from plain numbers (torch.tensor(...), .item())?",
     "not-a-module": "your class should be an nn.Module (class My...(nn.Module)); it builds {kind}.",
     "missing-layer": "the module needs {kind} `{name}`, as in the book.",
+    "torch-multihead": "`{name}` is PyTorch's nn.MultiheadAttention, whose projections are one "
+    "packed in_proj_weight, and whose forward takes another mask (attn_mask / "
+    "key_padding_mask, True = *hidden*): the exercise builds the block from the book's "
+    "MultiHeadAttention(d_model, num_heads), with q_proj, k_proj, v_proj and out_proj.",
     "layer-size": "`{name}` holds {got}; the book's holds {want}.",
     "shape-and-relation": "{what} has shape {got}, expected {shape}: {relation}",
     "shape-swapped": "the same sizes with axes {axes} swapped (a transpose or permute missing or "
@@ -182,6 +186,13 @@ def randn(*shape: int, seed: int = 0) -> Tensor:
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
 
 
+def _submodule(module: torch.nn.Module, name: str) -> torch.nn.Module | None:
+    try:
+        return module.get_submodule(name)
+    except AttributeError:
+        return None
+
+
 def with_weights_of(mine: torch.nn.Module, reference: torch.nn.Module, names: tuple) -> None:
     """Copy the reader's weights into the reference, once each named layer is there, of the
     book's kind and size; a dotted name reaches into a submodule (``self_attn.q_proj``)."""
@@ -196,6 +207,9 @@ def with_weights_of(mine: torch.nn.Module, reference: torch.nn.Module, names: tu
         kind = type(ours).__name__
         kind = "a linear layer" if kind == "Linear" else f"an nn.{kind}"
         if not isinstance(theirs, type(ours)):
+            parent = name.rpartition(".")[0]
+            if parent and isinstance(_submodule(mine, parent), torch.nn.MultiheadAttention):
+                raise Wrong.differs(MESSAGES, "torch-multihead", name=parent)
             raise Wrong.differs(MESSAGES, "missing-layer", kind=kind, name=name)
         sizes = [{k: tuple(t.shape) for k, t in m.state_dict().items()} for m in (theirs, ours)]
         if sizes[0] != sizes[1]:

@@ -278,7 +278,13 @@ MISTAKES = [
     ),
     Mistake(MASK, "causal-transposed", lambda T: causal_mask(T).T, "transposed"),
     Mistake(MASK, "causal-float", lambda T: causal_mask(T).float(), "use torch.bool"),
-    Mistake(MASK, "causal-one-too-large", lambda T: causal_mask(T + 1), "has shape (5, 5)"),
+    Mistake(
+        MASK,
+        "causal-one-too-large",
+        lambda T: causal_mask(T + 1),
+        "one row and column too many",
+        mistake="causal-size-off-by-one",
+    ),
     Mistake(
         MASK,
         "causal-additive",
