@@ -94,6 +94,12 @@ MISTAKES |= {
     "while training, such as a BatchNorm (it normalises with the batch's statistics then). "
     "Parameters and buffers besides linear1 and linear2: {own}. The exercise's network has "
     "only the two layers and the ReLU.",
+    "ffn-norm-before": "your network normalises its input first, linear2(relu(linear1("
+    "LayerNorm(x))): the LayerNorm belongs to the block around it (chapter 11's pre-norm "
+    "x + FFN(LayerNorm(x))); the network itself is linear2(relu(linear1(x))).",
+    "ffn-norm-after": "your network normalises its output, LayerNorm(linear2(relu(linear1(x)))): "
+    "the LayerNorm belongs to the block around it (chapter 11's Add & Norm, LayerNorm(x + "
+    "FFN(x))); the network itself is linear2(relu(linear1(x))).",
     "ffn-mixes-positions": "a position's output depends on the other positions: the network "
     "must act on each position separately (the same weights at each).",
     "causal-fixed-size": "for T = {T} your mask is {n} x {n}: build it for the T asked, on "
@@ -299,6 +305,8 @@ def check_feed_forward(cls: type) -> Verdict:
             "ffn-relu-twice": torch.relu(reference(x)),
             "ffn-clamp-max": l2(l1(x).clamp(max=0)),
             "ffn-add-norm-inside": torch.nn.functional.layer_norm(x + reference(x), (D,)),
+            "ffn-norm-before": reference(torch.nn.functional.layer_norm(x, (D,))),
+            "ffn-norm-after": torch.nn.functional.layer_norm(reference(x), (D,)),
         }
         for key, wrong in mistakes.items():
             if close(got, wrong):

@@ -98,6 +98,9 @@ MESSAGES = {
     "the edges, but it still has an output.",
     "banded-differs": "the output differs from full attention under the band mask {here} at "
     "frames {frames}.",
+    "banded-keys-seen": "Frame {t} attends to keys {mine} in yours, to keys {right} in the "
+    "book's: with window = {w} a frame t sees the keys s with |t - s| <= {w} (and s <= t when "
+    "causal), that are real.",
     "banded-nan": "your output contains NaN {here} at frames {frames}, where the book's has "
     "numbers (zeros for a frame that sees no key). A softmax over scores that are all -inf is "
     "0/0 = NaN: check which keys each of these frames sees, and give a frame that sees none zero "
@@ -374,10 +377,31 @@ def _confirmed(fn: Callable, probes: list, i: int, got: Tensor) -> Wrong:
     ):
         said = _difference(got, q, k, v, w, causal, pad)
     T = q.shape[-2]
+    if said.mistake is None and (seen := _keys_seen(fn, probes[i])) is not None:
+        said = Wrong(f"{said} {seen}", None)
     if pad is None and (w == 0 or w >= T - 1):
         key = "banded-window-itself" if w == 0 else "banded-window-whole"
         return Wrong(say(MESSAGES, key, window=w, T=T, diagnosis=str(said)), said.mistake)
     return said
+
+
+def _keys_seen(fn: Callable, probe: tuple) -> str | None:
+    """Which keys a middle frame attends to, read from ``fn`` run with one-hot values (out is
+    then the weights), beside the band's; None if they agree or cannot be read."""
+    q, k, _, w, causal, pad = probe
+    B, H, T, _ = q.shape
+    eye = torch.eye(T, dtype=q.dtype).expand(B, H, T, T)  # value s is the one-hot of key s
+    try:
+        weights = _call(fn, q.clone(), k.clone(), eye.clone(), w, causal, pad)
+    except Exception:  # the reader's code: a failure here says nothing more
+        return None
+    t = T // 2
+    mine = (weights[0, 0, t].abs() > 1e-9).nonzero().flatten().tolist()
+    band = _band(T, w, causal, pad)  # (T, T), or (B, 1, T, T) with padding
+    right = (band[t] if band.dim() == 2 else band[0, 0, t]).nonzero().flatten().tolist()
+    if mine == right:
+        return None
+    return say(MESSAGES, "banded-keys-seen", t=t, mine=mine, right=right, w=w)
 
 
 def _gives(fn: Callable, probe: tuple, wrong: Callable) -> bool:

@@ -315,6 +315,10 @@ _FROM_BLIND = [
      "nothing squashes the sum"),
     ("loss-uniform-padding-in-sum", "b25", "check_label_smoothing", "uniform_term_over_padding",
      "summed over every position, the padding included"),
+    ("ffn-norm-before", "b24", "check_feed_forward", "layer_norm_inside",
+     "normalises its input first"),
+    ("ffn-norm-after", "b25", "check_feed_forward", "layer_norm_inside",
+     "normalises its output"),
     # relations a wrong LayerNorm or a wrong softmax shows, named for what they confirm
     ("norm-one-scale", "b23", "check_layer_norm", "global_variance",
      "every position is divided by the same number"),
