@@ -118,8 +118,9 @@ code fits the call (said with the call and their signature), their code raising 
 and -- only for an exception whose cause is inside ``check/`` -- the checker's own bug.
 
 The checks live in one family module per group of blocks (listed in ``families.FAMILIES``:
-``recurrent``, ``attention``, ``multihead``, ``layers``, ``layer_norm``, ``blocks``, ``decoding``, ``beam_search``,
-``kv_cache``, and one for each family the later chapters add). A family declares the mistakes
+``recurrent``, ``seq2seq``, ``bahdanau``, ``attention``, ``multihead``, ``layers``,
+``layer_norm``, ``blocks``, ``decoding``, ``beam_search``, ``kv_cache``, and one for each family
+the later chapters add). A family declares the mistakes
 its checks can name as message templates keyed by id (``MISTAKES``; an id is the name of the
 mistake's entry in the tests' catalogue, ``tests/check/mistakes/``) and its other sentences the
 same way (``MESSAGES``); the Chinese catalog translates the templates. What the families share:
@@ -144,6 +145,7 @@ from .verdict import POLARITY, Verdict, Wrong, set_language, wrap_verdict
 
 # isort: split
 # The checks of later chapters: one line per family module (keep the lines sorted).
+from .bahdanau import check_bahdanau_step
 from .bert import check_mask_tokens
 from .gpt import check_top_p
 from .long_sequences import check_banded_attention
@@ -151,7 +153,7 @@ from .long_sequences import check_banded_attention
 # (new families are added here)
 from .pooling import check_nadaraya_watson
 from .self_attention import check_self_attention
-from .seq2seq import check_bahdanau_step, check_teacher_forcing_loss
+from .seq2seq import check_teacher_forcing_loss
 from .sequences import check_pad_sequences, check_padding_mask
 from .translator import check_average_checkpoints
 from .vision import check_hungarian_matching, check_patch_embedding

@@ -13,6 +13,7 @@ FAMILIES = (
     "sequences",
     "recurrent",
     "seq2seq",
+    "bahdanau",
     "pooling",
     "attention",
     "multihead",

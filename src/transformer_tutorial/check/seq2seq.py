@@ -1,5 +1,5 @@
-"""Encoder-decoder checks: the training loss with teacher forcing (chapter 4) and one step of
-the Bahdanau decoder (chapter 7)."""
+"""Encoder-decoder check: the training loss with teacher forcing (chapter 4); one step of the
+Bahdanau decoder (chapter 7) has its own module, bahdanau.py."""
 
 from __future__ import annotations
 
@@ -9,14 +9,13 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..bahdanau import BahdanauDecoder
 from ..seq2seq import NUM_SPECIALS, Seq2Seq, Seq2SeqConfig, last_hidden, sequence_loss
-from ..sequences import BOS_ID, EOS_ID, PAD_ID, pad_sequences, padding_mask
+from ..sequences import BOS_ID, EOS_ID, PAD_ID, pad_sequences
 from .diagnoses import MISTAKES as LOSS_MISTAKES
-from .diagnoses import counts, loss_described, masking_mistake, normalisation_named
+from .diagnoses import counts, loss_described, normalisation_named
 from .engine import check
-from .tensors import close, expect_tensor, unpacks_to
-from .verdict import Verdict, Wrong, say
+from .tensors import close
+from .verdict import Verdict, Wrong
 
 # --- the loss with teacher forcing (chapter 4) ----------------------------------------------------
 
@@ -68,6 +67,16 @@ MISTAKES = {
     "tf-shifted-left": "the targets are shifted the wrong way: your decoder reads y_2 ... "
     "(the token after the one it must predict). The inputs are <bos> y_1 ... y_(T-1): shift "
     "right, torch.cat([bos, tgt_out[:, :-1]], dim=1).",
+    "tf-shifted-twice": "the targets are shifted once more: the decoder's inputs already start "
+    "with <bos> (tgt_in is tgt_out shifted right), so the logits at t predict tgt_out[:, t]. "
+    "Comparing logits[:, :-1] with tgt_out[:, 1:] asks each position for the token after the "
+    "one it should predict.",
+    "tf-last-target-dropped": "the last column of the targets is left out (logits[:, :-1] "
+    "against tgt_out[:, :-1]): that column holds the <eos> of the longest sentences, which the "
+    "model must learn to predict too. Compare all T positions, padding ignored.",
+    "tf-source-lengths-ignored": "the encoder runs with every source at full length, so it reads "
+    "the padding of the shorter sources as words, and their last state is taken after the "
+    "padding: pass src_lengths, as chapter 4's encoder(src, src_lengths) does.",
     "tf-ignore-eos": "you ignore <eos> (ignore_index=EOS_ID) instead of the padding: the model "
     "never learns to stop, and the padding counts. Use ignore_index=PAD_ID.",
     "tf-source-reversed": "you read the source backwards (src.flip(1)): with padding at the end "
@@ -130,50 +139,6 @@ MISTAKES |= {
     "each row's real end.",
     "tf-detached": "the value is right but the loss is detached from the model (.item(), "
     ".detach() or no_grad): it cannot be trained.",
-    "bahdanau-softmax-size-1": "every weight is 1: the softmax ran over an axis of size 1 (the "
-    "trailing axis of scores (B, S, 1), or the query axis of (B, 1, S)); it runs over the S "
-    "source positions.",
-    "bahdanau-softmax-batch": "the weights sum to 1 over the batch (softmax over axis 0); each row "
-    "must sum to 1 over the source positions.",
-    "bahdanau-no-mask": "padding gets weight: the source mask is not used, so a sentence's context "
-    "depends on its neighbours' lengths. Pass src_mask (True = real token) to the attention, so "
-    "padded positions get weight exactly 0.",
-    "bahdanau-luong-query": "the query is the new state s'_t (Luong's order); Bahdanau's decoder "
-    "asks with the previous state s'_{{t-1}}, before the recurrent step, and feeds the context c_t "
-    "into that step.",
-    "bahdanau-context-not-fed": "the context c_t is not fed to the recurrent layer: its input is "
-    "[y_{{t-1}}; c_t], the embedding of the previous token beside the context.",
-    "bahdanau-output-as-state": "the new state has shape ({B}, 1, {D}), the recurrent layer's "
-    "output for this one step (batch first), and holds the new state's values: return the state "
-    "the layer gives back, (1, B, D) (`output, state = self.rnn(...)`), not its output, nor the "
-    "state with axes 0 and 1 swapped.",
-    "bahdanau-weights-query-axis": "the weights have shape ({B}, 1, {S}), expected ({B}, {S}): "
-    "the attention is asked by one query, so its weights keep a query axis of size 1. Drop it "
-    "(w[:, 0] or w.squeeze(1)): the decoder stacks the steps' weights into (B, T, S).",
-    "bahdanau-projected-values": "the context has {A} features, the size of the projected keys "
-    "W_k s_i, not the encoder's {D}: the values are the encoder states themselves (memory), "
-    "not their projection. W_k only makes the keys that the query is compared with.",
-    "bahdanau-query-from-encoder": "the weights are the attention asked by {query}, not by the "
-    "decoder's previous state s'_{{t-1}}: in Bahdanau's decoder the query is the state the "
-    "decoder carries (`last_hidden(state)`); the encoder states are the keys and values.",
-    "bahdanau-old-state-returned": "the weights and the logits are right, but the state you "
-    "return is the one you were given, s'_{{t-1}}: return the new state s'_t that the recurrent "
-    "layer computed.",
-    "bahdanau-rnn-without-state": "the new state is what the recurrent layer computes from a zero "
-    "state: the call leaves out s'_{{t-1}}. Pass it as the initial state, rnn(input, state).",
-    "bahdanau-state-order": "the recurrent layer is fed [c_t; y_{{t-1}}], the context first: "
-    "its input is [y_{{t-1}}; c_t], the embedding of the previous token, then the context. The "
-    "sizes add up either way, so nothing fails; the weights are learnt for one order.",
-    "bahdanau-logits-order": "the logits come from out([c_t; s'_t]), the context first: the "
-    "output layer reads [s'_t; c_t], the new state, then the context. The sizes add up either "
-    "way, so nothing fails; the weights are learnt for one order.",
-    "bahdanau-logits": "the state is right but the logits are not: they come from out([s'_t; "
-    "c_t]), the new state beside the context.",
-    "bahdanau-logits-normalised": "your logits are the {how} of the right logits: return the "
-    "output layer's scores, out([s'_t; c_t]), as they are (the loss and the decoding take the "
-    "softmax themselves).",
-    "bahdanau-logits-old-state": "the logits come from out([s'_{{t-1}}; c_t]), the state you were "
-    "given: they come from the new state, out([s'_t; c_t]).",
 }
 
 MESSAGES = {
@@ -187,22 +152,6 @@ MESSAGES = {
     "that loss.backward() can train the model); got {kind}.",
     "tf-not-a-number-shaped": "return the loss as one number in a tensor (a 0-dimensional tensor, "
     "so that loss.backward() can train the model); got {kind} of shape {shape}.",
-    "bahdanau-row-sums": "each row of weights should sum to 1 over the source positions; the sums "
-    "are {sums}.",
-    "bahdanau-padding-weight": "padded source positions get weight; they must get exactly 0.",
-    "bahdanau-weights-differ": "the weights should be the additive attention of the previous state "
-    "s'_{{t-1}} (query) over the encoder states (keys and values): check the query you pass "
-    "(the state the decoder carries, not an encoder state or the new state) and the scores "
-    "v^T tanh(W_q q + W_k k).",
-    "bahdanau-state-differs": "the weights are right but the new state is not: s'_t = "
-    "rnn([y_{{t-1}}; c_t], s'_{{t-1}}).",
-    "query-last": "the encoder's last position, memory[:, -1]",
-    "query-first": "the encoder's first position, memory[:, 0]",
-    "query-last-real": "each sentence's last real encoder state",
-    "query-mean": "the mean of the encoder states",
-    "query-mean-real": "the mean of the real encoder states",
-    "bahdanau-not-a-triple": "return three things: (logits (B, V), the new state (1, B, D), the "
-    "attention weights (B, S)).",
 }
 
 _TEACHER_FORCING_MISTAKES = {  # each variant of _teacher_forcing_variants: its message's id
@@ -325,175 +274,46 @@ def _more_teacher_forcing_variants(model: Seq2Seq, src, lengths, tgt_out):
     eos_first = _shift_right(tgt_out, EOS_ID)  # (B, T): <eos> where <bos> belongs
     left = torch.cat([tgt_out[:, 1:], torch.full_like(tgt_out[:, :1], BOS_ID)], dim=1)
     flipped = model.encoder(src.flip(1), lengths)[1]  # (1, B, D): the source read backwards
-    return per_token, {
-        "tf-bos-overwrites-first-target": sequence_loss(
-            model.decoder(overwritten, context, state)[0], tgt_out
-        ),
-        "tf-context-first-output": sequence_loss(
-            model.decoder(tgt_in, outputs[:, 0], state)[0], tgt_out
-        ),
-        "tf-context-last-column": sequence_loss(
-            model.decoder(tgt_in, outputs[:, -1], state)[0], tgt_out
-        ),
-        "tf-context-mean": sequence_loss(model.decoder(tgt_in, outputs.mean(1), state)[0], tgt_out),
-        "tf-eos-not-trained": sequence_loss(logits, no_eos),
-        "tf-mask-from-inputs": per_token[inputs_real].mean(),
-        "tf-softmax-before-loss": sequence_loss(logits.softmax(-1), tgt_out),
-        "tf-label-smoothing": F.cross_entropy(
-            logits.transpose(1, 2), tgt_out, ignore_index=PAD_ID, label_smoothing=0.1
-        ),
-        "tf-targets-by-column": F.cross_entropy(
-            logits.reshape(-1, logits.shape[-1]), tgt_out.t().reshape(-1), ignore_index=PAD_ID
-        ),
-        "tf-logits-by-column": F.cross_entropy(
-            logits.transpose(0, 1).reshape(-1, logits.shape[-1]),
-            tgt_out.reshape(-1),
-            ignore_index=PAD_ID,
-        ),
-        "tf-eos-first": sequence_loss(model.decoder(eos_first, context, state)[0], tgt_out),
-        "tf-shifted-left": sequence_loss(model.decoder(left, context, state)[0], tgt_out),
-        "tf-ignore-eos": F.cross_entropy(logits.transpose(1, 2), tgt_out, ignore_index=EOS_ID),
-        "tf-source-reversed": sequence_loss(
-            model.decoder(tgt_in, last_hidden(flipped), flipped)[0], tgt_out
-        ),  # fmt: skip
-    }
-
-
-# --- one step of the Bahdanau decoder (chapter 7) -------------------------------------------------
-
-
-def _expect_weights(weights: Tensor, want: Tensor, attend: Callable, states: tuple,
-                    src_mask: Tensor) -> None:  # fmt: skip
-    """The weights: a distribution over the real source positions, asked by s'_{t-1}
-    (``states``: s'_{t-1}, the reader's s'_t and the encoder states)."""
-    state, new_state, memory = states
-    B, S = src_mask.shape
-    if not close(weights, want):  # a masking mistake, on the scores up to a constant per row
-        wrong = masking_mistake(weights, attend(last_hidden(state), None)[1].log(), src_mask)
-        if wrong.mistake not in (None, "softmax-ignores-mask"):  # that one: bahdanau-no-mask
-            raise wrong
-    sums = weights.sum(-1)  # (B,)
-    if not close(sums, torch.ones(B)):
-        real = weights.masked_select(src_mask)  # (NaN where one -inf was softmaxed alone)
-        if close(real, torch.ones_like(real)):
-            raise Wrong.named(MISTAKES, "bahdanau-softmax-size-1")
-        if close(weights.sum(0), torch.ones(S)):
-            raise Wrong.named(MISTAKES, "bahdanau-softmax-batch")
-        raise Wrong.differs(
-            MESSAGES, "bahdanau-row-sums", sums=[round(x, 4) for x in sums.tolist()]
-        )
-    if (weights.masked_select(~src_mask).abs() > 1e-7).any():
-        if close(weights, attend(last_hidden(state), None)[1]):
-            raise Wrong.named(MISTAKES, "bahdanau-no-mask")
-        raise Wrong.differs(MESSAGES, "bahdanau-padding-weight")
-    if not close(weights, want):
-        if close(weights, attend(new_state[-1])[1]):
-            raise Wrong.named(MISTAKES, "bahdanau-luong-query")
-        for query, asked in _encoder_queries(memory, src_mask).items():
-            if close(weights, attend(asked)[1]):
-                raise Wrong.named(MISTAKES, "bahdanau-query-from-encoder",
-                                  query=say(MESSAGES, query))  # fmt: skip
-        raise Wrong.differs(MESSAGES, "bahdanau-weights-differ")
-
-
-def _encoder_queries(memory: Tensor, src_mask: Tensor) -> dict[str, Tensor]:
-    """The encoder states a reader may ask with in the place of s'_{t-1}: each ``(B, D)``."""
-    real = src_mask[..., None].to(memory.dtype)  # (B, S, 1)
-    last_real = src_mask.sum(-1) - 1  # (B,)
-    return {
-        "query-last": memory[:, -1],
-        "query-first": memory[:, 0],
-        "query-last-real": memory[torch.arange(len(memory)), last_real],
-        "query-mean": memory.mean(1),
-        "query-mean-real": (memory * real).sum(1) / real.sum(1),
-    }
-
-
-def _expect_state_and_logits(decoder, prev: Tensor, state: Tensor, attend: Callable,
-                             got: tuple[Tensor, Tensor], want: tuple[Tensor, Tensor]) -> None:  # fmt: skip
-    """The new state from [y_{t-1}; c_t], the logits from [s'_t; c_t]."""
-    new_state, logits = got
-    want_state, want_logits = want
-    context, _ = attend(last_hidden(state))  # (B, 1, D)
-    with torch.no_grad():
-        y = decoder.embedding(prev)[:, None]  # (B, 1, E)
-        without = [decoder.rnn(torch.cat([y, c], -1), state)[1] for c in
-                   (torch.zeros_like(context), last_hidden(state)[:, None])]  # fmt: skip
-    if not close(new_state, want_state):
-        if any(close(new_state, s) for s in without):
-            raise Wrong.named(MISTAKES, "bahdanau-context-not-fed")
-        if close(new_state, state) and close(logits, want_logits):
-            raise Wrong.named(MISTAKES, "bahdanau-old-state-returned")
-        with torch.no_grad():
-            from_zero = decoder.rnn(torch.cat([y, context], -1))[1]  # no initial state
-        if close(new_state, from_zero):
-            raise Wrong.named(MISTAKES, "bahdanau-rnn-without-state")
-        with torch.no_grad():
-            swapped = decoder.rnn(torch.cat([context, y], -1), state)[1]  # [c_t; y_{t-1}]
-        if close(new_state, swapped):
-            raise Wrong.named(MISTAKES, "bahdanau-state-order")
-        raise Wrong.differs(MESSAGES, "bahdanau-state-differs")
-    if not close(logits, want_logits):
-        with torch.no_grad():  # [c_t; s'_t]
-            swapped = decoder.out(torch.cat([context, last_hidden(want_state)[:, None]], -1))
-        if close(logits, swapped[:, 0]):
-            raise Wrong.named(MISTAKES, "bahdanau-logits-order")
-        for how, normalised in (("softmax", want_logits.softmax(-1)),
-                                ("log_softmax", want_logits.log_softmax(-1))):  # fmt: skip
-            if close(logits, normalised):
-                raise Wrong.named(MISTAKES, "bahdanau-logits-normalised", how=how)
-        with torch.no_grad():  # out([s'_{t-1}; c_t])
-            old = decoder.out(torch.cat([last_hidden(state)[:, None], context], -1))[:, 0]
-        if close(logits, old):
-            raise Wrong.named(MISTAKES, "bahdanau-logits-old-state")
-        raise Wrong.named(MISTAKES, "bahdanau-logits")
-
-
-@check("Bahdanau decoder step", call="fn(decoder, prev, state, memory, src_mask)")
-def check_bahdanau_step(fn: Callable[..., tuple]) -> Verdict:
-    """``fn(decoder, prev, state, memory, src_mask) -> (logits, state, weights)``: one step of
-    chapter 7's ``BahdanauDecoder`` (its ``step`` method, ``decoder`` in the place of ``self``).
-
-    prev ``(B,)`` the previous tokens, state ``(1, B, D)`` the decoder state ``s'_{t-1}``,
-    memory ``(B, S, D)`` the encoder states, src_mask ``(B, S)`` bool (True = a real source
-    token); returns logits ``(B, V)``, the new state ``(1, B, D)`` and the weights ``(B, S)``."""
-    V, E, D, A, B, S = NUM_SPECIALS + 6, 6, 8, 4, 3, 5  # A != S: the two errors of a size differ
-    torch.manual_seed(0)
-    decoder = BahdanauDecoder(V, E, D, attn_dim=A)
-    g = torch.Generator().manual_seed(1)
-    lengths = torch.tensor([5, 2, 3])  # the first row is full, so no column is all padding
-    src_mask = padding_mask(lengths, S)  # (B, S)
-    memory = torch.randn(B, S, D, generator=g)  # random at the padding too: it must not count
-    state = torch.randn(1, B, D, generator=g)  # s'_{t-1}
-    prev = torch.tensor([NUM_SPECIALS, NUM_SPECIALS + 3, BOS_ID])  # (B,)
-    with torch.no_grad():
-        want_logits, want_state, want_weights = decoder.step(prev, state, memory, src_mask)
-        try:
-            got = fn(decoder, prev.clone(), state.clone(), memory.clone(), src_mask.clone())
-        except RuntimeError as err:  # the context of the projected keys: E + A, not E + D
-            if f"Expected {E + D}, got {E + A}" not in str(err):
-                raise
-            raise Wrong.named(MISTAKES, "bahdanau-projected-values", A=A, D=D) from err
-    if not unpacks_to(got, 3):
-        raise Wrong.differs(MESSAGES, "bahdanau-not-a-triple")
-    logits = expect_tensor(got[0], "the logits", (B, V)).detach().float()
-    if getattr(got[1], "shape", None) == (B, 1, D) and close(got[1].transpose(0, 1), want_state):
-        raise Wrong.named(MISTAKES, "bahdanau-output-as-state", B=B, D=D)
-    new_state = expect_tensor(got[1], "the new state", (1, B, D)).detach().float()
-    weights = got[2]
-    if isinstance(weights, Tensor) and tuple(weights.shape) == (B, 1, S):
-        raise Wrong.named(MISTAKES, "bahdanau-weights-query-axis", B=B, S=S)
-    weights = expect_tensor(weights, "the weights", (B, S)).detach().float()
-
-    def attend(query: Tensor, mask: Tensor | None = src_mask) -> tuple[Tensor, Tensor]:
-        with torch.no_grad():
-            context, w = decoder.attention(
-                query[:, None], memory, memory, mask=None if mask is None else mask[:, None]
-            )  # (B, 1, D), (B, 1, S)
-        return context, w[:, 0]
-
-    _expect_weights(weights, want_weights, attend, (state, new_state, memory), src_mask)
-    _expect_state_and_logits(decoder, prev, state, attend, (new_state, logits),
-                             (want_state, want_logits))  # fmt: skip
-    return ("the previous state asks, padding gets weight 0, [y_{t-1}; c_t] feeds the "
-            "recurrent step and the logits come from [s'_t; c_t].")  # fmt: skip
+    full = model.encoder(src, torch.full_like(lengths, src.shape[1]))[1]  # padding read as words
+    return (
+        per_token,
+        {
+            "tf-bos-overwrites-first-target": sequence_loss(
+                model.decoder(overwritten, context, state)[0], tgt_out
+            ),
+            "tf-context-first-output": sequence_loss(
+                model.decoder(tgt_in, outputs[:, 0], state)[0], tgt_out
+            ),
+            "tf-context-last-column": sequence_loss(
+                model.decoder(tgt_in, outputs[:, -1], state)[0], tgt_out
+            ),
+            "tf-context-mean": sequence_loss(
+                model.decoder(tgt_in, outputs.mean(1), state)[0], tgt_out
+            ),
+            "tf-eos-not-trained": sequence_loss(logits, no_eos),
+            "tf-mask-from-inputs": per_token[inputs_real].mean(),
+            "tf-softmax-before-loss": sequence_loss(logits.softmax(-1), tgt_out),
+            "tf-label-smoothing": F.cross_entropy(
+                logits.transpose(1, 2), tgt_out, ignore_index=PAD_ID, label_smoothing=0.1
+            ),
+            "tf-targets-by-column": F.cross_entropy(
+                logits.reshape(-1, logits.shape[-1]), tgt_out.t().reshape(-1), ignore_index=PAD_ID
+            ),
+            "tf-logits-by-column": F.cross_entropy(
+                logits.transpose(0, 1).reshape(-1, logits.shape[-1]),
+                tgt_out.reshape(-1),
+                ignore_index=PAD_ID,
+            ),
+            "tf-eos-first": sequence_loss(model.decoder(eos_first, context, state)[0], tgt_out),
+            "tf-shifted-left": sequence_loss(model.decoder(left, context, state)[0], tgt_out),
+            "tf-ignore-eos": F.cross_entropy(logits.transpose(1, 2), tgt_out, ignore_index=EOS_ID),
+            "tf-source-reversed": sequence_loss(
+                model.decoder(tgt_in, last_hidden(flipped), flipped)[0], tgt_out
+            ),  # fmt: skip
+            "tf-shifted-twice": sequence_loss(logits[:, :-1], tgt_out[:, 1:]),
+            "tf-last-target-dropped": sequence_loss(logits[:, :-1], tgt_out[:, :-1]),
+            "tf-source-lengths-ignored": sequence_loss(
+                model.decoder(tgt_in, last_hidden(full), full)[0], tgt_out
+            ),
+        },
+    )

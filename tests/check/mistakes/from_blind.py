@@ -319,6 +319,14 @@ _FROM_BLIND = [
      "normalises its input first"),
     ("ffn-norm-after", "b25", "check_feed_forward", "layer_norm_inside",
      "normalises its output"),
+    ("tf-shifted-twice", "b25", "check_teacher_forcing_loss", "double_shift",
+     "the targets are shifted once more"),
+    ("tf-last-target-dropped", "b25", "check_teacher_forcing_loss", "eos_left_out",
+     "the last column of the targets is left out"),
+    ("tf-source-lengths-ignored", "b25", "check_teacher_forcing_loss", "source_lengths_all_full",
+     "every source at full length"),
+    ("bahdanau-mean-context", "b25", "check_bahdanau_step", "mean_of_memory_into_rnn",
+     "the mean of the encoder's outputs"),
     # relations a wrong LayerNorm or a wrong softmax shows, named for what they confirm
     ("norm-one-scale", "b23", "check_layer_norm", "global_variance",
      "every position is divided by the same number"),
@@ -407,5 +415,7 @@ MISTAKES = [
         (None, "b25", "check_beam_search", "default_alpha_one",
          "`length_penalty` defaults to 1.0"),
         (None, "b25", "check_nadaraya_watson", "default_width_half", "`width` defaults to 0.5"),
+        ("bahdanau-logits-no-context", "b25", "check_bahdanau_step", "logits_without_context",
+         "the logits leave the context out"),
     ]
 ]  # fmt: skip

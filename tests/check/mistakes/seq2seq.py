@@ -215,6 +215,15 @@ def step_logits_without_context(decoder, prev, state, memory, src_mask):
     return decoder.out(torch.cat([output[:, 0], output[:, 0]], -1)), state, weights
 
 
+def step_logits_context_of_new_state(decoder, prev, state, memory, src_mask):
+    """The logits from a context asked anew by the new state (as Luong's attention does)."""
+    context, weights = attend(decoder, state[-1], memory, src_mask)
+    y = decoder.embedding(prev)
+    output, state = decoder.rnn(torch.cat([y, context], -1)[:, None], state)
+    new_context, _ = attend(decoder, state[-1], memory, src_mask)
+    return decoder.out(torch.cat([output[:, 0], new_context], -1)), state, weights
+
+
 def step_softmax_logits(decoder, prev, state, memory, src_mask):
     context, weights = attend(decoder, state[-1], memory, src_mask)
     y = decoder.embedding(prev)
@@ -260,7 +269,13 @@ MISTAKES = [
     ),
     Mistake(STEP, "bahdanau-softmax-size-1", step_softmax_trailing_axis, "an axis of size 1"),
     Mistake(STEP, "bahdanau-softmax-batch", step_softmax_over_batch, "sum to 1 over the batch"),
-    Mistake(STEP, "bahdanau-logits", step_logits_without_context, "out([s'_t; c_t])"),
+    Mistake(
+        STEP,
+        "bahdanau-logits-no-context",
+        step_logits_without_context,
+        "the logits leave the context out",
+    ),
+    Mistake(STEP, "bahdanau-logits", step_logits_context_of_new_state, "out([s'_t; c_t])"),
     Mistake(STEP, "bahdanau-logits-normalised", step_softmax_logits, "the softmax of the right"),
     Mistake(STEP, "bahdanau-logits-old-state", step_logits_from_old_state, "the state you were"),
 ]
