@@ -150,7 +150,7 @@ MESSAGES = {
 @check("causal mask", call="fn(T)")
 def check_causal_mask(fn: Callable[[int], Tensor]) -> Verdict:
     """``fn(T) -> (T, T)`` boolean: row t (a query) is True at the keys 0..t it may attend to."""
-    sizes = (4, 7, 1, 12)  # first a size where every mistake looks different; 12 > 8
+    sizes = (4, 7, 1, 12, 70)  # first a size where every mistake looks different; 12 > 8, 70 > 64
     for i, T in enumerate(sizes):
         result = fn(T)
         if isinstance(result, Tensor) and tuple(result.shape) in ((1, T, T), (1, 1, T, T)):
@@ -186,7 +186,7 @@ def check_causal_mask(fn: Callable[[int], Tensor]) -> Verdict:
         keys = got[t].nonzero().flatten().tolist()
         raise Wrong.differs(MESSAGES, "causal-differs", T=T, expected=expected.int(), got=got.int(),
                             t=t, keys=keys)  # fmt: skip
-    return "right for T = 1, 4, 7 and 12."
+    return "right for T = 1, 4, 7, 12 and 70."
 
 
 # --- sinusoidal positions -------------------------------------------------------------------------

@@ -79,9 +79,10 @@ MESSAGES = {
 
 
 def _checkpoints(K: int) -> list[StateDict]:
-    """``K`` state dicts of one small "run": the weights move from checkpoint to checkpoint, a
-    fixed float buffer (``pe``) is the same in all, ``step`` counts, and the embedding is tied to
-    the output layer (the two names share one tensor, as ``model.state_dict()`` gives them)."""
+    """``K`` state dicts of one small "run": the weights move from checkpoint to checkpoint (one
+    of them, ``gain``, in float64), a fixed float buffer (``pe``) is the same in all, ``step``
+    counts, and the embedding is tied to the output layer (the two names share one tensor, as
+    ``model.state_dict()`` gives them)."""
     g = torch.Generator().manual_seed(16)
     base = {name: torch.randn(*shape, generator=g) for name, shape in
             (("embed", (5, 4)), ("layer.weight", (3, 4)), ("layer.bias", (3,)))}  # fmt: skip
@@ -96,6 +97,7 @@ def _checkpoints(K: int) -> list[StateDict]:
                 "layer.weight": base["layer.weight"] - shift + 0.1 * torch.randn(3, 4, generator=g),
                 "layer.bias": base["layer.bias"] + 2 * shift,
                 "pe": pe.clone(),
+                "gain": (1.0 + shift + 0.1 * torch.randn(4, generator=g)).double(),  # float64
                 _COUNTER: torch.tensor(100 * (i + 1)),  # int64
                 _TIED[1]: embed,  # the same tensor, not a copy
             }

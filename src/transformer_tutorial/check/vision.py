@@ -224,13 +224,23 @@ def check_patch_embedding(cls: type) -> Verdict:
 # --- Hungarian matching ----------------------------------------------------------------------------
 
 
+def _kind(thing: object) -> str:
+    """What a returned thing is, in a few words: ``a tensor (3,)``, ``a float``, ``a tuple``."""
+    shape = getattr(thing, "shape", None)
+    return f"{type(thing).__name__} {tuple(shape)}" if shape is not None else type(thing).__name__
+
+
 def _pairs(result: object, M: int) -> tuple[list[int], list[int]]:
     if isinstance(result, tuple | list) and len(result) == M != 2:
         if all(isinstance(r, tuple | list | Tensor) and len(r) == 2 for r in result):
             raise Wrong.named(MISTAKES, "match-list-of-pairs", M=M)
     if not isinstance(result, tuple | list) or len(result) != 2:
         raise Wrong.differs(MESSAGES, "hungarian-not-a-pair")
-    rows, cols = (torch.as_tensor(r).flatten().long().tolist() for r in result)
+    try:
+        rows, cols = (torch.as_tensor(r).flatten().long().tolist() for r in result)
+    except (TypeError, ValueError, RuntimeError):  # not two arrays of indices
+        kinds = ", ".join(_kind(r) for r in result)
+        raise Wrong.differs(MESSAGES, "hungarian-not-index-arrays", kinds=kinds) from None
     if len(rows) != len(cols):
         raise Wrong.differs(MESSAGES, "hungarian-lengths", rows=len(rows), cols=len(cols))
     return rows, cols
@@ -329,6 +339,9 @@ MESSAGES |= {
     "N = {N} (H / P by W / P, side by side, no padding).",
     "hungarian-passed": "the least-cost one-to-one assignment on {tried} random images (as "
     "linear_sum_assignment), and it follows the predictions when they are permuted.",
+    "hungarian-not-index-arrays": "return two arrays of indices, (query_index, target_index), as "
+    "scipy's linear_sum_assignment does; yours returns a pair of ({kinds}). Anything else, such "
+    "as the total cost, goes outside the function.",
     "hungarian-not-a-pair": "return two index sequences: (query_index, target_index).",
     "hungarian-lengths": "query_index has {rows} entries and target_index {cols}; one entry per "
     "matched object in both.",

@@ -417,5 +417,10 @@ MISTAKES = [
         (None, "b25", "check_nadaraya_watson", "default_width_half", "`width` defaults to 0.5"),
         ("bahdanau-logits-no-context", "b25", "check_bahdanau_step", "logits_without_context",
          "the logits leave the context out"),
+        # B26's one "bug in the checker", and its misses that are caught now
+        (None, "b26", "check_hungarian_matching", "returns_total_cost_too",
+         "return two arrays of indices"),
+        ("causal-fixed-size", "b26", "check_causal_mask", "cached_64", "for T = 70"),
+        ("average-last-only", "b26", "check_average_checkpoints", "only_float32_averaged", "`gain`"),
     ]
 ]  # fmt: skip
