@@ -41,6 +41,8 @@ MISTAKES = {
     "multihead-mask-ignored": "the mask is not used: padding keys must get weight 0.",
     "multihead-by-sqrt-heads": "you divide the scores by sqrt(num_heads); each head divides by "
     "the square root of its own width, sqrt(Dh) = sqrt(d_model / num_heads).",
+    "multihead-q-through-k-proj": "the queries go through k_proj: each input has its own "
+    "projection, Q = q_proj(query).",
     "multihead-k-through-q-proj": "the keys go through q_proj: each input has its own "
     "projection, K = k_proj(key).",
     "multihead-v-from-key": "the values are projected from the key input: V = v_proj(value) "
@@ -101,7 +103,8 @@ def _layout_mistake(split: str, merge: str) -> Wrong:
 
 def _multihead_variant(m, H, q, k, v, mask, scale=None, split="right", merge="right",
                        fill=None, value_proj="v_proj", out_proj=True, axis=-1,
-                       key_proj="k_proj", value_from="value", added=False):  # fmt: skip
+                       key_proj="k_proj", value_from="value", added=False,
+                       query_proj="q_proj"):  # fmt: skip
     """Our multi-head attention with the reader's projections, or typical mistakes of it."""
     B, Tq, D = q.shape
     Dh = D // H
@@ -114,7 +117,7 @@ def _multihead_variant(m, H, q, k, v, mask, scale=None, split="right", merge="ri
             return x.reshape(B, H, T, Dh)
         return x.reshape(B, T, H, Dh).transpose(1, 2)
 
-    qh, kh = heads(m.q_proj(q)), heads(getattr(m, key_proj)(k))
+    qh, kh = heads(getattr(m, query_proj)(q)), heads(getattr(m, key_proj)(k))
     vh = heads(getattr(m, value_proj)(k if value_from == "key" else v))
     if fill is None and axis == -1 and not added:
         out, weights = attention(qh, kh, vh, mask=mask, scale=scale)
@@ -160,6 +163,7 @@ def _multihead_diagnosis(mine, reference, H, D, out, q, k, v, m) -> Wrong:
         "multihead-by-dh": {"scale": 1 / (D // H)},
         "multihead-by-sqrt-heads": {"scale": 1 / math.sqrt(H)},
         "multihead-k-through-q-proj": {"key_proj": "q_proj"},
+        "multihead-q-through-k-proj": {"query_proj": "k_proj"},
         "multihead-v-from-key": {"value_from": "key"},
         "multihead-v-through-k-proj": {"value_proj": "k_proj"},
         "multihead-no-out-proj": {"out_proj": False},

@@ -29,6 +29,9 @@ MISTAKES = {
     "rnn-state-weight-untransposed": "you multiply s_prev by state_proj.weight as it is stored, "
     "(out, in); a linear layer computes s_prev @ W^T: call state_proj(s_prev), or use "
     "state_proj.weight.T.",
+    "rnn-terms-multiplied": "you multiply the two terms, tanh(in_proj(x) * state_proj(s_prev)): "
+    "the input's and the state's contributions add up, s = tanh(in_proj(x) + "
+    "state_proj(s_prev)).",
     "rnn-tanh-moved-to-state": "the tanh squashes s_prev before state_proj, and nothing squashes "
     "the sum: s = tanh(in_proj(x) + state_proj(s_prev)), one tanh around the whole sum.",
     "rnn-state-squashed-twice": "s_prev goes through a tanh again before state_proj: it is "
@@ -278,4 +281,5 @@ def _rnn_mistakes(mine: torch.nn.Module, x: torch.Tensor, s: torch.Tensor) -> di
         "rnn-tanh-each-term": tanh(a) + tanh(b),
         "rnn-residual": s + tanh(a + b),
         "rnn-tanh-moved-to-state": a + mine.state_proj(tanh(s)),
+        "rnn-terms-multiplied": tanh(a * b),
     }

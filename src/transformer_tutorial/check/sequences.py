@@ -99,7 +99,9 @@ MESSAGES = {
     "mask-not-tensor": "the mask should be a tensor (B, T) of bools, got {kind}.",
     "mask-shape": "for lengths {lengths} the mask should have shape ({B}, {T}), got {shape}.",
     "mask-dtype": "the mask should have dtype torch.bool, got {dtype}.",
-    "mask-differs": "for lengths {lengths} the mask should be\n{want}\nyours is\n{got}",
+    "mask-differs": "for lengths {lengths} the mask should be\n{want}\nyours is\n{got}\nThe "
+    "first row that differs is row {b}: its sentence has {n} real tokens, so positions 0..{n} - 1 "
+    "are True and the rest False; yours is True at {true}.",
     "mask-empty-row": "for lengths [2, 0, 3], with a row of length 0 (all padding), the mask "
     "should be\n{want}\nyours is\n{got}\nA row of length 0 has no real token: all False.",
     "mask-max-len-differs": "with max_len=7 the mask should be\n{want}",
@@ -273,8 +275,10 @@ def check_padding_mask(fn: Callable[..., Tensor]) -> Verdict:
     if not torch.equal(got, want) and sorted(got.tolist()) == sorted(want.tolist()):
         raise Wrong.named(MISTAKES, "mask-rows-sorted", lengths=lengths.tolist())
     if not torch.equal(got, want):
+        b = int((got != want).any(-1).nonzero()[0])  # the first row that differs
         raise Wrong.differs(MESSAGES, "mask-differs", lengths=lengths.tolist(), want=want.int(),
-                             got=got.int())  # fmt: skip
+                            got=got.int(), b=b, n=int(lengths[b]),
+                            true=got[b].nonzero().flatten().tolist())  # fmt: skip
     wide = fn(lengths.clone(), max_len=7)
     if isinstance(wide, Tensor) and tuple(wide.shape) == (B, T):
         raise Wrong.named(MISTAKES, "mask-max-len-ignored")

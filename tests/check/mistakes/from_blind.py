@@ -327,6 +327,10 @@ _FROM_BLIND = [
      "every source at full length"),
     ("bahdanau-mean-context", "b25", "check_bahdanau_step", "mean_of_memory_into_rnn",
      "the mean of the encoder's outputs"),
+    ("multihead-q-through-k-proj", "b26", "check_multihead", "query_through_k_proj",
+     "the queries go through k_proj"),
+    ("rnn-terms-multiplied", "b26", "check_rnn_cell", "multiplies_terms",
+     "you multiply the two terms"),
     # relations a wrong LayerNorm or a wrong softmax shows, named for what they confirm
     ("norm-one-scale", "b23", "check_layer_norm", "global_variance",
      "every position is divided by the same number"),
