@@ -98,10 +98,12 @@ def _known_tensors(args: tuple, arg_names: tuple, order: list, returned: dict) -
     return known
 
 
+def _same(got: object, right: Tensor) -> bool:
+    return isinstance(got, Tensor) and got.shape == right.shape and close(got, right)
+
+
 def _named(t: object, known: list) -> str | None:
-    if not isinstance(t, Tensor):
-        return None
-    return next((name for name, k in known if k.shape == t.shape and close(t, k)), None)
+    return next((name for name, k in known if _same(t, k)), None)
 
 
 def _visible(mask: object, shape: torch.Size) -> Tensor | None:
@@ -145,7 +147,7 @@ def first_difference(run, book: Callable[[], object], arg_names: tuple) -> Wrong
     (or the blocks cannot be traced)."""
     mine, reference, args, norm_first = run.mine, run.reference, run.args, run.norm_first
     try:
-        mine_order, mine_given, mine_returned = trace(mine, lambda: mine(*args))
+        _, mine_given, mine_returned = trace(mine, lambda: mine(*args))
         order, given, returned = trace(reference, book)
     except Exception:  # the reader's block fails under hooks: leave it to the other probes
         return None
@@ -164,7 +166,7 @@ def first_difference(run, book: Callable[[], object], arg_names: tuple) -> Wrong
                 continue
             if not isinstance(right, Tensor) or got is None:
                 continue  # not a tensor of the book's, or passed in a way not read here
-            if isinstance(got, Tensor) and got.shape == right.shape and close(got, right):
+            if _same(got, right):
                 continue
             where = (
                 ""
@@ -177,8 +179,6 @@ def first_difference(run, book: Callable[[], object], arg_names: tuple) -> Wrong
                 return Wrong.named(MISTAKES, "block-part-reads", yours=yours, **words)
             return Wrong.differs(MESSAGES, "block-part-differs", **words)
         got, right = mine_returned.get(name), returned.get(name)
-        if isinstance(right, Tensor) and not (
-            isinstance(got, Tensor) and got.shape == right.shape and close(got, right)
-        ):
+        if isinstance(right, Tensor) and not _same(got, right):
             return Wrong.named(MISTAKES, "block-part-inside", part=_part(name), **fields)
     return None
