@@ -284,8 +284,7 @@ def weights_relation(
     """What wrong weights show when no masking mistake gives them: rows that do not sum to 1
     (all ones, or 1 / the keys seen), one row for every query, or the right scores scaled (not
     when the reader got an earlier probe right: a scale would show there too)."""
-    seen = torch.ones_like(scores, dtype=torch.bool) if mask is None else mask.expand(scores.shape)
-    seen = seen & ~fully_masked(mask, scores.shape)
+    seen = visible_keys(scores, mask)
     rows = seen.any(-1)  # (..., T_q): the queries that see a key
     if weights.shape != scores.shape or not rows.any() or not torch.isfinite(weights).all():
         return None
@@ -317,12 +316,17 @@ def _right_there(key: str, scores: Tensor, mask: Tensor | None) -> bool:
     return not values or any(close(v, masked_softmax(scores, mask)) for v in values)
 
 
+def visible_keys(scores: Tensor, mask: Tensor | None) -> Tensor:
+    """The keys each query may see, in the rows of the queries that see at least one."""
+    seen = torch.ones_like(scores, dtype=torch.bool) if mask is None else mask.expand(scores.shape)
+    return seen & ~fully_masked(mask, scores.shape)
+
+
 def squashed_instead(weights: Tensor, scores: Tensor, mask: Tensor | None) -> str | None:
     """``"softmax-log"`` or ``"softmax-sigmoid"`` when, on every visible key of every query that
     sees one, ``weights`` are the log of the right weights or the sigmoid of the scores (what a
     reader puts at masked keys varies, so those are not compared)."""
-    seen = torch.ones_like(scores, dtype=torch.bool) if mask is None else mask.expand(scores.shape)
-    seen = seen & ~fully_masked(mask, scores.shape)
+    seen = visible_keys(scores, mask)
     if weights.shape != scores.shape or not seen.any():
         return None
     got, right = weights[seen], masked_softmax(scores, mask)[seen]
