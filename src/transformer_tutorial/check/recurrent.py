@@ -41,6 +41,10 @@ MISTAKES = {
     "state_proj(s_prev)), so that the state stays in (-1, 1).",
     "rnn-terms-averaged": "you halve (average) in_proj(x) + state_proj(s_prev) before the tanh: "
     "the two terms are added, s = tanh(in_proj(x) + state_proj(s_prev)).",
+    "rnn-keeps-state": "your cell's first call is right, but a second call with another s_prev "
+    "gives the state computed from the first call's result: the cell keeps its state between "
+    "calls (self.state) and ignores the s_prev it is given. A cell keeps nothing: the state "
+    "comes in as s_prev and goes out as the return value, and the loop carries it.",
     "rnn-returns-pair": "return the new state s alone, a tensor (B, hidden_size), not a tuple: "
     "the RNN cell's output is its state.",
     "lstm-in-place": "your cell changed the state (h, c) it was given, in place (mul_, add_, "
@@ -249,6 +253,7 @@ def check_rnn_cell(cls: type) -> Verdict:
         raise Wrong.named(MISTAKES, "rnn-returns-pair")
     got = expect_tensor(got, "the new state", (B, H))
     if close(got, reference(x, s)):
+        _expect_stateless(mine, reference, x, got)
         expect_tensor(mine(x[:1], s[:1]), "the new state", (1, H))  # a batch of one
         s_ = s.clone().requires_grad_()
         backward(mine(x, s_).sum(), "the new state")
@@ -259,6 +264,17 @@ def check_rnn_cell(cls: type) -> Verdict:
     if len(found) == 1:
         raise Wrong.named(MISTAKES, found[0])
     raise Wrong.differs(MESSAGES, "rnn-differs", x=tuple(x.shape), s=tuple(s.shape))
+
+
+def _expect_stateless(mine: torch.nn.Module, reference: torch.nn.Module, x, first) -> None:
+    """A second call, with another s_prev of the same shape, depends on that s_prev only."""
+    s2 = randn(*first.shape, seed=2)
+    got = expect_tensor(mine(x, s2), "the new state", tuple(first.shape))
+    if close(got, reference(x, s2)):
+        return
+    if close(got, torch.tanh(mine.in_proj(x) + mine.state_proj(first))):
+        raise Wrong.named(MISTAKES, "rnn-keeps-state")
+    raise Wrong.differs(MESSAGES, "rnn-differs", x=tuple(x.shape), s=tuple(s2.shape))
 
 
 def _rnn_mistakes(mine: torch.nn.Module, x: torch.Tensor, s: torch.Tensor) -> dict:

@@ -45,6 +45,9 @@ MISTAKES = {
     "expected {want}: they count the entries that differ from pad_value, so a real token equal "
     "to it is not counted. Take each length from its sequence, len(s), not from the padded "
     "tensor.",
+    "pad-lengths-nonzero": "for the sequences {seqs} your lengths are {got}, expected {want}: "
+    "they count the ids that are not 0, but 0 can be a real token id. Take each length from its "
+    "sequence, len(s), not from the padded tensor.",
     "pad-lengths-from-batch": "with pad_value={pad} your lengths are {got}, expected {want}: a "
     "length counted in the padded batch (its non-zero entries, or the entries other than 0) "
     "is wrong when the padding is not 0 or a token id is. Take each sequence's own length, "
@@ -179,6 +182,7 @@ def check_pad_sequences(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
     _expect_pad_value(fn, seqs, want, want_lengths)
     _expect_one_sequence(fn)
     _expect_lengths_from_sequences(fn)
+    _expect_real_zero(fn)
     return "right-padded, batch first, dtype long, with the real lengths and any pad value."
 
 
@@ -219,6 +223,21 @@ def _expect_lengths_from_sequences(fn: Callable) -> None:
             raise Wrong.named(MISTAKES, "pad-lengths-counted", seqs=seqs, got=lengths.tolist(),
                               want=want)  # fmt: skip
         raise Wrong.differs(MESSAGES, "pad-lengths-differ", want=want, got=lengths.tolist())
+
+
+def _expect_real_zero(fn: Callable) -> None:
+    """Token id 0 may be a real token: the default pad value must not make it padding."""
+    seqs = [[5, 0, 7], [0], [9, 10, 0, 12]]
+    want, want_lengths = pad_sequences(seqs)
+    padded, lengths = _padded_and_lengths(fn([list(s) for s in seqs]))
+    if lengths.tolist() != want_lengths.tolist():
+        if lengths.tolist() == [sum(t != 0 for t in s) for s in seqs]:
+            raise Wrong.named(MISTAKES, "pad-lengths-nonzero", seqs=seqs, got=lengths.tolist(),
+                              want=want_lengths.tolist())  # fmt: skip
+        raise Wrong.differs(MESSAGES, "pad-lengths-differ", want=want_lengths.tolist(),
+                            got=lengths.tolist())  # fmt: skip
+    if tuple(padded.shape) != tuple(want.shape) or not torch.equal(padded, want):
+        raise Wrong.differs(MESSAGES, "pad-differs", seqs=seqs, want=want, got=padded)
 
 
 def _expect_one_sequence(fn: Callable) -> None:

@@ -271,6 +271,9 @@ def _optimum(cost: Tensor, maximize: bool = False) -> set[tuple[int, int]]:
 MISTAKES |= {
     "match-indices-swapped": "the two indices are swapped: return (query_index, target_index), "
     "the queries (predictions) first.",
+    "match-boxes-reshaped": "the box cost is built (M, Q), objects first, and reshaped to (Q, M): "
+    "a reshape keeps the numbers in memory order, so each query gets other pairs' costs. "
+    "Transpose it (.T), or build it (Q, M): boxes[:, None] - target_boxes[None].",
     "match-per-query": "{Q} pairs for {M} objects: you match each query (prediction) to an object "
     "-- the wrong axis. Each object gets exactly one query; the other {rest} queries are matched "
     "to 'no object'.",
@@ -369,8 +372,9 @@ def _image(seed: int, Q: int, M: int) -> tuple[Tensor, Tensor, Tensor, Tensor]:
 
 
 def _expect_one_to_one(rows: list, cols: list, expected: set, Q: int, M: int) -> None:
-    """The pairs are (query, object), each object matched once, each query at most once."""
-    if set(zip(cols, rows, strict=True)) == expected:
+    """The pairs are (query, object), each object matched once, each query at most once (a
+    swap is told only where Q != M: on a square image it may be a coincidence)."""
+    if Q != M and set(zip(cols, rows, strict=True)) == expected:
         raise Wrong.named(MISTAKES, "match-indices-swapped")
     if any(j >= M for j in cols):
         extra = sorted({j for j in cols if j >= M})
@@ -415,6 +419,7 @@ def _alternatives(args: tuple, cost: Tensor) -> dict[str, set]:
         "match-increasing-queries": _increasing(cost),
         "match-objects-in-order": {(q, j) for j, (q, _) in enumerate(sorted(_optimum(cost)))},
         "match-giou-term": _optimum(cost - 2 * _giou(boxes, target_boxes)),
+        "match-boxes-reshaped": _optimum(-prob + 5 * l1.T.reshape(l1.shape)),
         "match-background-first": _optimum(-logits.softmax(-1)[:, labels + 1] + 5 * l1),
     }
 

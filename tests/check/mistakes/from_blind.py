@@ -331,6 +331,12 @@ _FROM_BLIND = [
      "the queries go through k_proj"),
     ("rnn-terms-multiplied", "b26", "check_rnn_cell", "multiplies_terms",
      "you multiply the two terms"),
+    ("rnn-keeps-state", "b27", "check_rnn_cell", "keeps_state_between_calls",
+     "keeps its state between calls"),
+    ("match-boxes-reshaped", "b27", "check_hungarian_matching", "box_cost_transposed",
+     "reshaped to (Q, M)"),
+    ("pad-lengths-nonzero", "b27", "check_pad_sequences", "lengths_from_nonzero_ids",
+     "0 can be a real token id"),
     # relations a wrong LayerNorm or a wrong softmax shows, named for what they confirm
     ("norm-one-scale", "b23", "check_layer_norm", "global_variance",
      "every position is divided by the same number"),
