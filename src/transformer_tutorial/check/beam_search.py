@@ -43,6 +43,7 @@ def _beam_steps(case: Case, K: int, alpha: float, mistake: str | None) -> Genera
         score[:, 1:] = -inf
     length = torch.zeros(B, K)  # tokens, EOS included
     ended = torch.zeros(B, K, dtype=torch.bool)
+    alpha = 0.6 if mistake == "alpha-fixed" else alpha  # the argument unused, 0.6 written in
     a_rank = 0.0 if mistake in ("no-penalty", "penalty-at-end") else alpha
     a_end = 0.0 if mistake in ("no-penalty", "pick-by-log-p") else alpha
     bos = 1.0 if mistake == "bos-in-length" else 0.0
@@ -270,6 +271,9 @@ MISTAKES = {  # beam-<mistake>: the sentence of each mistake of _beam_steps
     "tokens, EOS included and BOS not ({lp}).",
     "beam-eos-not-in-length": "the length penalty does not count EOS: the |Y| of a hypothesis that "
     "ends with EOS includes its EOS ({lp}).",
+    "beam-alpha-fixed": "your output is the book's beam search with length_penalty = 0.6 "
+    "whatever length_penalty it is given: the argument is not used (a 0.6 written into the "
+    "penalty?). Raise the fraction to length_penalty: {lp}.",
     "beam-plain-power": "the length penalty is |Y| ** length_penalty; the book's (GNMT's) is {lp}.",
     "beam-lp-bracket": "the length penalty is (5 + |Y| / 6) ** length_penalty, a bracket "
     "misplaced: it hardly changes with |Y|, so your search ranks almost as by log P alone. The "

@@ -14,6 +14,14 @@ MISTAKES = {
     "inside it, in the code of its own class. Every part before it is right.",
     "block-part-mask": "with norm_first={norm_first}, {part} gets {what} Every part before it "
     "gets what it gets in the book's block.",
+    "block-output-relu": "with norm_first={norm_first}, every part of your block gets and "
+    "returns what the book's does, but the block's output then goes through a ReLU: the block "
+    "ends with its last residual sum (and, post-norm, its LayerNorm); the ReLU belongs inside "
+    "the feed-forward network only.",
+    "block-output-normed": "with norm_first={norm_first}, every part of your block gets and "
+    "returns what the book's does, but the block's output then goes through one more "
+    "LayerNorm: in a pre-norm Transformer the final LayerNorm belongs to the stack, once after "
+    "the last block (the encoder's and decoder's own norm), not to each block.",
     "block-no-residual": "the residual connection is missing: each sub-layer is {want}, but yours "
     "computes {no_residual} (the input x is not added back).",
     "block-no-residual-around": "there is no residual connection around {sublayer}: yours computes "

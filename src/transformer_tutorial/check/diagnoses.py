@@ -120,6 +120,9 @@ MASKING = {
     "is 0/0, whether a softmax of -inf only or a renormalisation by a row sum of 0, and no guard "
     "for it (or a guard that looks for such rows along another axis than the keys', which are the "
     "last: mask.any(dim=-1)). Give such rows all-zero weights (chapter 6).",
+    "softmax-mask-times-inf": "your weights are NaN in every row that has a visible key: the "
+    "mask was multiplied by -inf ((~mask) * -inf), and 0 * -inf is NaN, so the visible keys' "
+    "scores become NaN. Fill instead: scores.masked_fill(~mask, float('-inf')).",
     "softmax-minus-1e9": "a query whose keys are all masked attends to them all uniformly, 1/T_k "
     "each: its scores reached the softmax all equal, as a large negative fill (-1e9) instead of "
     "-inf makes them (softmax(-1e9, ..., -1e9)), or as the row's scores set to a constant "
@@ -257,6 +260,9 @@ def masking_mistake(
             weights[~nan], right[~nan]
         ):
             return Wrong.named(MASKING, "softmax-nan-rows")
+        times_inf = None if mask is None else scores + (~mask).to(scores.dtype) * float("-inf")
+        if times_inf is not None and torch.equal(nan, times_inf.softmax(-1).isnan()):
+            return Wrong.named(MASKING, "softmax-mask-times-inf")
         return Wrong.differs(MASKING_MESSAGES, "weights-nan", shape=tuple(scores.shape))
     candidates = masking_candidates(scores, mask)
     found = [k for k, values in candidates.items() if any(close(weights, v) for v in values)]

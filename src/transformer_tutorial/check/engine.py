@@ -391,8 +391,13 @@ def describe(err: BaseException, spec: Call, code: object = None) -> str:
         if is_slip(err, names) or library_code_raised(code, frames, place):
             called = code.forward if isinstance(code, torch.nn.Module) else code
             signature = shown_signature(called) if callable(called) else "(?)"
-            return say(MESSAGES, "slip", call=spec.calls, why=error, name=name_of(code),
+            slip = say(MESSAGES, "slip", call=spec.calls, why=error, name=name_of(code),
                        signature=signature)  # fmt: skip
+            if re.search(hints.SUPER_INIT, error):
+                slip = say(
+                    MESSAGES, "with-hint", message=slip, hint=say(hints.MESSAGES, "hint-super-init")
+                )
+            return slip
         return say(MESSAGES, "checker-bug", error=error,
                    place=f"{Path(place.filename).name}:{place.lineno}")  # fmt: skip
     if place is None:

@@ -91,6 +91,9 @@ MISTAKES = {
     "top-p-batch-count": "every row keeps as many tokens as the row of the batch that needs the "
     "most: the nucleus is each row's own, so count (or mask) row by row, keep_sorted = "
     "(cumsum - probs) < p on the sorted (B, V) probabilities, with no single count for the batch.",
+    "top-p-each-above-p": "you keep each token whose own probability is at least p (and the "
+    "most likely one): the nucleus is the smallest set of most likely tokens whose probabilities "
+    "add up to p -- sort them, take the cumulative sum, and keep tokens until it reaches p.",
     "top-p-relative": "you keep the tokens at least (1 - p) times as likely as the best one, a "
     "threshold relative to the maximum: top-p sums the sorted probabilities and keeps the most "
     "likely tokens until their mass reaches p.",
@@ -280,6 +283,12 @@ def _batch_count(x: Tensor, p: float) -> Tensor:
     return torch.zeros_like(x, dtype=torch.bool).scatter(-1, order[..., :n], True)
 
 
+def _each_above_p(x: Tensor, p: float) -> Tensor:
+    """Every token whose own probability is at least p, and the most likely one."""
+    probs = x.softmax(-1)
+    return (probs >= p).scatter(-1, probs.argmax(-1, keepdim=True), True)
+
+
 def _relative(x: Tensor, p: float) -> Tensor:
     """The tokens at least (1 - p) times as likely as the most likely one."""
     probs = x.softmax(-1)
@@ -289,6 +298,7 @@ def _relative(x: Tensor, p: float) -> Tensor:
 _CANDIDATES: dict[str, list[Callable[[Tensor, float], Tensor]]] = {
     "top-p-batch-count": [_batch_count],
     "top-p-relative": [_relative],
+    "top-p-each-above-p": [_each_above_p],
     "top-p-dim-one": [_along_dim_one],
     "top-p-as-top-k": [_top_k_share],
     "top-p-no-softmax": [lambda x, p: _sorted_rule(x, p, x)],
@@ -310,7 +320,7 @@ _CANDIDATES: dict[str, list[Callable[[Tensor, float], Tensor]]] = {
 # mistake reproduces them all
 _SAID_ALONE = ("top-p-softmax-axis", "top-p-ascending", "top-p-mask-not-scattered",
                "top-p-no-softmax", "top-p-gather-unsort", "top-p-min-two", "top-p-dim-one",
-               "top-p-as-top-k", "top-p-batch-count", "top-p-relative")  # fmt: skip
+               "top-p-as-top-k", "top-p-batch-count", "top-p-relative", "top-p-each-above-p")  # fmt: skip
 
 
 def _reproduces(mistake: str | None, probes: list[tuple[Tensor, float, Tensor]]) -> bool:

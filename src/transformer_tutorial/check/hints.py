@@ -13,6 +13,8 @@ from .verdict import say
 MESSAGES = {
     "hint-dtype": "the check calls your code with float64 tensors: make each new tensor with "
     "the input's dtype (torch.zeros_like(x), or dtype=x.dtype), or cast your result at the end.",
+    "hint-super-init": "an nn.Module subclass calls super().__init__() first in its __init__, "
+    "before it sets any layer or attribute: nn.Module sets up its registries and hooks there.",
     "hint-unpack": "the line unpacks a tensor's shape (or a result) into names, and it has another "
     "number of parts: print its shape. Often a tensor has an axis too many or too few (an "
     "unsqueeze where the axis is already there, a mask that already broadcasts), or a pair "
@@ -95,6 +97,11 @@ MESSAGES = {
 }
 
 # the error's words -> the hint
+# what Python says when an nn.Module subclass skipped super().__init__()
+SUPER_INIT = (
+    r"before Module\.__init__\(\) call|has no attribute "
+    r"'_(backward_hooks|forward_hooks|forward_pre_hooks|parameters|buffers|modules)'"
+)
 ERRORS = {
     r"did not match|expected scalar type|same dtype|dtype of|Found dtype": "hint-dtype",
     r"view size is not compatible with input tensor's size and stride": "hint-view",
@@ -126,6 +133,7 @@ ERRORS = {
     ),
     r"expected input\[.*\] to have \d+ channels, but got": "hint-channels",
     r"too many values to unpack|not enough values to unpack": "hint-unpack",
+    SUPER_INIT: "hint-super-init",
     r"'NoneType' object cannot be interpreted as an integer": "hint-none-value",
     r"not supported between instances of .*'NoneType'": "hint-none",
     r"batch[12] must be a 3D tensor": "hint-bmm",

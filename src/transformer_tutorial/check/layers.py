@@ -100,6 +100,9 @@ MISTAKES |= {
     "ffn-norm-after": "your network normalises its output, LayerNorm(linear2(relu(linear1(x)))): "
     "the LayerNorm belongs to the block around it (chapter 11's Add & Norm, LayerNorm(x + "
     "FFN(x))); the network itself is linear2(relu(linear1(x))).",
+    "ffn-no-bias": "your layers leave out their biases: linear1 and linear2 each add b, "
+    "max(0, x W1 + b1) W2 + b2 -- call the layers, linear2(relu(linear1(x))), rather than "
+    "multiplying by their weights.",
     "ffn-mixes-positions": "a position's output depends on the other positions: the network "
     "must act on each position separately (the same weights at each).",
     "causal-fixed-size": "for T = {T} your mask is {n} x {n}: build it for the T asked, on "
@@ -307,6 +310,7 @@ def check_feed_forward(cls: type) -> Verdict:
             "ffn-add-norm-inside": torch.nn.functional.layer_norm(x + reference(x), (D,)),
             "ffn-norm-before": reference(torch.nn.functional.layer_norm(x, (D,))),
             "ffn-norm-after": torch.nn.functional.layer_norm(reference(x), (D,)),
+            "ffn-no-bias": torch.relu(x @ l1.weight.T) @ l2.weight.T,
         }
         for key, wrong in mistakes.items():
             if close(got, wrong):
@@ -340,7 +344,8 @@ def _expect_same_in_training(mine: torch.nn.Module, reference: torch.nn.Module, 
 
 _ACTIVATIONS = {"leaky_relu": torch.nn.functional.leaky_relu, "ELU": torch.nn.functional.elu,
                 "SiLU": torch.nn.functional.silu, "tanh": torch.tanh, "sigmoid": torch.sigmoid,
-                "ReLU6 (capped at 6)": torch.nn.functional.relu6}  # fmt: skip
+                "ReLU6 (capped at 6)": torch.nn.functional.relu6,
+                "softmax": lambda h: torch.softmax(h, dim=-1)}  # fmt: skip
 
 
 def _feed_forward_large(mine: torch.nn.Module, x: Tensor) -> Wrong:

@@ -12,7 +12,7 @@ from ..attention import attention
 from ..multihead import MultiHeadAttention
 from .diagnoses import MASKING, call_attention, random_output
 from .engine import check
-from .tensors import close, expect_tensor, randn, with_weights_of
+from .tensors import close, expect_pair_order, expect_tensor, randn, with_weights_of
 from .verdict import POLARITY, Verdict, Wrong, say
 
 MISTAKES = {
@@ -216,6 +216,7 @@ def check_multihead(cls: type) -> Verdict:
         for q, k, v, m in probes:
             B, Tq = q.shape[:2]
             result = call_attention(mine, q, k, v, m)  # out, or (out, weights)
+            expect_pair_order(result, ("out", "weights"), ((B, Tq, D), (B, H, Tq, k.shape[1])))
             out = result[0] if isinstance(result, (tuple, list)) else result
             out = expect_tensor(out, "out", (B, Tq, D))
             expected, _ = reference(q, k, v, mask=m)

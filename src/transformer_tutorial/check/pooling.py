@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import torch
@@ -9,10 +10,13 @@ from torch import Tensor
 
 from ..attention_pooling import nadaraya_watson
 from .engine import check, describe
-from .tensors import close, expect_kept, expect_tensor, unpacks_to
+from .tensors import close, expect_kept, expect_pair_order, expect_tensor, unpacks_to
 from .verdict import Verdict, Wrong
 
 MISTAKES = {
+    "nw-density-constant": "your kernel divides (q - k)^2 by sqrt(2 pi) * width, the normal "
+    "density's constant, which stands outside the exponent and cancels in the softmax; the "
+    "exponent is -(q - k)^2 / (2 width^2).",
     "nw-not-normalised": "each row of your weights has the right shape but the wrong total "
     "(the rows sum to {sums}): the kernel values (a Gaussian density, or exp of the scores) are "
     "not divided by their row's sum. The weights are the softmax of the scores over the keys, "
@@ -40,6 +44,8 @@ MISTAKES = {
 }
 
 MESSAGES = {
+    "nw-other-divisor": "your weights are the softmax of -(q - k)^2 / {divisor}; with width "
+    "{width} the book's divide by 2 width^2 = {want}.",
     "nw-not-a-pair": "return a pair (predictions (T_q,), weights (T_q, T_k)), as the book does.",
     "nw-row-sums": "each row of weights should sum to 1 over the keys; the sums are {sums}.",
     "nw-predictions-differ": "the weights are right but the predictions are not: f(q) = sum_i "
@@ -57,6 +63,7 @@ MESSAGES = {
 def _predictions_and_weights(result: object, T_q: int, T_k: int) -> tuple[Tensor, Tensor]:
     if not unpacks_to(result, 2):
         raise Wrong.differs(MESSAGES, "nw-not-a-pair")
+    expect_pair_order(result, ("predictions", "weights"), ((T_q,), (T_q, T_k)))
     predictions = expect_tensor(result[0], "the predictions", (T_q,)).detach().double()
     weights = expect_tensor(result[1], "the weights", (T_q, T_k)).detach().double()
     return predictions, weights
@@ -96,8 +103,24 @@ def _diagnose_kernel(got: Tensor, got_w: Tensor, queries: Tensor, keys: Tensor, 
             raise Wrong.named(MISTAKES, name)
     if close(got_w, want_w, 1e-6):
         raise Wrong.differs(MESSAGES, "nw-predictions-differ", width=width)
+    _divisor_named(got_w, diff**2, width)
     raise Wrong.differs(MESSAGES, "nw-weights-differ", width=width, query=queries[0].item(),
                         want=[round(w, 4) for w in want_w[0].tolist()])  # fmt: skip
+
+
+def _divisor_named(got_w: Tensor, squared: Tensor, width: float) -> None:
+    """Weights that are a softmax of -(q - k)^2 / D for one constant D: say D."""
+    logs = got_w.clamp_min(1e-300).log()
+    dx, dy = squared - squared[:, :1], logs - logs[:, :1]  # the row's normaliser cancels
+    if not (got_w > 0).all() or float((dx * dx).sum()) == 0:
+        return
+    divisor = -float((dx * dx).sum() / (dx * dy).sum())
+    if divisor <= 0 or not close(got_w, nw(-squared / divisor), 1e-6):
+        return
+    if abs(divisor - math.sqrt(2 * math.pi) * width) < 1e-6 * divisor:
+        raise Wrong.named(MISTAKES, "nw-density-constant", width=width)
+    raise Wrong.differs(MESSAGES, "nw-other-divisor", divisor=round(divisor, 4), width=width,
+                        want=round(2 * width**2, 4))  # fmt: skip
 
 
 def _expect_rows_per_query(fn: Callable, queries: Tensor, keys: Tensor, values: Tensor) -> None:

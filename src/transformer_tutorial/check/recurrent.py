@@ -78,6 +78,13 @@ MISTAKES |= {
     "lstm-output-gate-tanh": "the output gate takes sigmoid, not tanh: h = sigmoid(o) * tanh(c').",
     "lstm-coupled-input-gate": "the input gate is 1 - sigmoid(f), coupled to the forget gate as "
     "in a GRU; the LSTM has its own input gate: c' = sigmoid(f) c + sigmoid(i) tanh(g).",
+    "lstm-coupled-forget-gate": "the forget gate is 1 - sigmoid(i), coupled to the input gate "
+    "(what is written is what is erased); the LSTM's forget gate is its own, sigmoid(f), from "
+    "its own block of z.",
+    "lstm-stores-tanh-c": "h is right, but the memory you return is tanh(c'): store c' itself, "
+    "c' = sigmoid(f) c + sigmoid(i) tanh(g); the tanh belongs only in h = sigmoid(o) tanh(c').",
+    "lstm-candidate-from-x": "the candidate g comes from in_proj(x) alone: like the three gates, "
+    "it is a block of z = in_proj(x) + state_proj(h).",
     "lstm-relu-candidate": "the candidate g takes ReLU; it takes tanh, proposing values in "
     "(-1, 1).",
     "lstm-returns-h-only": "return the new state as a pair (h, c), not h alone: the next step "
@@ -125,9 +132,9 @@ def _lstm_step(i, f, g, o, c, sig=torch.sigmoid, tanh=torch.tanh):
     return sig(o) * tanh(new_c), new_c
 
 
-def _lstm_mistakes(blocks, c, want_c):
+def _lstm_mistakes(blocks, c, want_c, x_blocks):
     """``(wrong, (h, c))`` for each typical mistake of an LSTM cell, given the four blocks of
-    ``z`` in the book's order and the old memory ``c``."""
+    ``z`` in the book's order (and of ``in_proj(x)`` alone) and the old memory ``c``."""
     i, f, g, o = blocks
     sig, tanh = torch.sigmoid, torch.tanh
 
@@ -164,6 +171,10 @@ def _lstm_mistakes(blocks, c, want_c):
            _lstm_step(i, f, g, o, c, sig=lambda t: 1 - sig(f) if t is i else sig(t)))  # fmt: skip
     yield named("lstm-tanh-outside-gate"), (tanh(sig(o) * want_c), want_c)
     yield named("lstm-forget-bias-one"), _lstm_step(i, f + 1, g, o, c)
+    new_c = (1 - sig(i)) * c + sig(i) * tanh(g)
+    yield named("lstm-coupled-forget-gate"), (sig(o) * tanh(new_c), new_c)
+    yield named("lstm-stores-tanh-c"), (sig(o) * tanh(want_c), tanh(want_c))
+    yield named("lstm-candidate-from-x"), _lstm_step(i, f, x_blocks[2], o, c)
     new_c = sig(f) * c + tanh(g)
     yield named("lstm-no-input-gate"), (sig(o) * tanh(new_c), new_c)
     z = torch.cat(blocks, dim=-1)  # (B, 4H)
@@ -222,10 +233,11 @@ def check_lstm_cell(cls: type) -> Verdict:
     if close(got_c, c):
         raise Wrong.named(MISTAKES, "lstm-returns-old-c")
     blocks = (mine.in_proj(x) + mine.state_proj(h)).chunk(4, dim=-1)
-    for wrong, (h_, c_) in _lstm_mistakes(blocks, c, want_c):
+    x_blocks = mine.in_proj(x).chunk(4, dim=-1)
+    for wrong, (h_, c_) in _lstm_mistakes(blocks, c, want_c, x_blocks):
         if close(got_c, c_) and close(got_h, h_):
             raise wrong
-    only_x = _lstm_step(*mine.in_proj(x).chunk(4, dim=-1), c)
+    only_x = _lstm_step(*x_blocks, c)
     if close(got_h, only_x[0]) and close(got_c, only_x[1]):
         raise Wrong.named(MISTAKES, "lstm-no-state-proj")
     if close(got_c, want_c):

@@ -14,6 +14,8 @@ from .tensors import backward, close, expect_tensor, randn, unpacks_to
 from .verdict import Verdict, Wrong, say
 
 MISTAKES = {
+    "self-attn-scales-weights": "you divide the weights by sqrt(d_k) after the softmax, so rows "
+    "no longer sum to 1: divide the scores, Q K^T / sqrt(d_k), before the softmax.",
     "self-attn-mask-ignored": "the mask is ignored: masked keys must get weight exactly 0.",
     "self-attn-mask-polarity": "mask polarity: you hide the keys where the mask is True -- in "
     "this book a mask is True where a query *may attend*.",
@@ -156,6 +158,10 @@ def _diagnose(out: Tensor, weights: Tensor, x: Tensor, matrices: tuple, probe_ma
         "self-attn-queries-with-wk": (attention(k, k, v, probe_mask)[1], {}),
         "self-attn-sqrt-dv": ((scores / math.sqrt(d_v)).softmax(-1), {"d_v": d_v, "d_k": d_k}),
         "self-attn-k-times-q": (attention(k, q, v, probe_mask)[1], {}),
+        "self-attn-scales-weights": (
+            attention(q, k, v, probe_mask, scale=1.0)[1] / math.sqrt(d_k),
+            {},
+        ),
     }
     for key, (got_w, fields) in looks_like.items():
         if close(weights, got_w):

@@ -57,6 +57,8 @@ MISTAKES = {
     "input-changed-in-place": "your function changed the shape of its input {what} in place, "
     "from {before} to {after} (an unsqueeze_, squeeze_ or resize_): the caller's tensor must "
     "stay as it was. Use the out-of-place form, x = x.unsqueeze(-1).",
+    "pair-reversed": "you return ({second}, {first}): the pair is ({first}, {second}), {first} "
+    "first.",
     "squeezed-size-one": "{what} has shape {got}, expected {shape}: an axis of size 1 is gone. "
     "Either a `.squeeze()` with no argument dropped it (it drops them all, the batch's or a "
     "length's too when it happens to be 1: name the axis, `.squeeze(-1)`), or the tensor comes "
@@ -78,6 +80,15 @@ TOLERANCE = {
 def unpacks_to(result: object, n: int) -> bool:
     """Is ``result`` a tuple or list of ``n`` items, as ``a, b = result`` unpacks it?"""
     return isinstance(result, (tuple, list)) and len(result) == n
+
+
+def expect_pair_order(result: object, names: tuple[str, str], shapes: tuple[tuple, tuple]) -> None:
+    """A pair returned the other way round: the first item has the second's shape and the
+    second the first's (shapes that differ)."""
+    if unpacks_to(result, 2) and shapes[0] != shapes[1]:
+        got = [tuple(r.shape) if isinstance(r, Tensor) else None for r in result]
+        if got == [tuple(shapes[1]), tuple(shapes[0])]:
+            raise Wrong.named(MISTAKES, "pair-reversed", first=names[0], second=names[1])
 
 
 def tolerance(t: Tensor) -> float:

@@ -19,6 +19,11 @@ _TIED = ("embed.weight", "generator.weight")  # one tensor under two names, as i
 _COUNTER = "step"  # an integer buffer: a step counter
 
 MISTAKES = {
+    "average-floor-division": "`{name}` is the mean rounded down: the sum is divided with // "
+    "(floor division), which floors every value. Divide with /: total / K.",
+    "average-mean-without-dim": "`{name}` is one number, the mean of all its entries over all "
+    "the checkpoints: torch.mean of the stacked tensors without dim averages everything. Average "
+    "over the checkpoints' axis only: torch.stack(...).mean(dim=0).",
     "average-weights": "`{name}` is a weighted sum of the {K} checkpoints with the weights "
     "{weights} (oldest first); the mean gives each 1/{K} = {share:.3f}.{which}",
     "average-sum-without-dividing": "`{name}`: you sum the {K} checkpoints' weights without "
@@ -124,6 +129,7 @@ def _name_wrong_values(states: list[StateDict], got: Tensor, name: str, fit: boo
     looks_like = [  # the values, the mistake (or the message) they show
         (total, "average-sum-without-dividing"),
         (states[-1][name].double(), "average-last-only"),
+        (torch.floor(total / K), "average-floor-division"),
     ]
     if K > 1:
         looks_like += [
@@ -187,6 +193,13 @@ def _expect_names_and_shapes(got: object, states: list[StateDict]) -> None:
             raise Wrong.differs(MESSAGES, "average-not-a-tensor", name=name,
                                 kind=type(tensor).__name__)  # fmt: skip
         if tensor.shape != states[-1][name].shape:
+            everything = torch.stack([s[name].double() for s in states]).mean()
+            if (
+                tensor.dim() == 0
+                and tensor.is_floating_point()
+                and close(tensor.double(), everything)
+            ):
+                raise Wrong.named(MISTAKES, "average-mean-without-dim", name=name)
             raise Wrong.differs(MESSAGES, "average-shape", name=name, shape=tuple(tensor.shape),
                                 want=tuple(states[-1][name].shape))  # fmt: skip
 
