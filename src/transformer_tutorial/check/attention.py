@@ -24,6 +24,10 @@ from .tensors import backward, close, expect_tensor, randn, tolerance, unpacks_t
 from .verdict import POLARITY, Verdict, Wrong
 
 MISTAKES = {
+    "additive-dropout-on": "right in eval mode, but in training mode two calls on the same input "
+    "give different outputs: your module applies dropout of its own. The exercise builds it as "
+    "cls(query_dim, key_dim, hidden_dim), with no dropout: give a dropout argument the default "
+    "0.0, as the book's module does, or leave dropout out.",
     "softmax-overflow": "with scores up to {top} your weights are NaN: exp(score) overflows to inf "
     "(float64 ends near exp(709)), and inf / inf is NaN. Subtract each row's largest visible "
     "score before exp (softmax(s) = softmax(s - max s)), as torch.softmax does.",
@@ -298,5 +302,17 @@ def check_additive_attention(cls: type) -> Verdict:
                 raise Wrong.differs(MESSAGES, "additive-out-differs")
             scores = mine.w_v(torch.tanh(pre)).squeeze(-1)
             raise masking_mistake(weights, scores, m)
+    _expect_no_dropout(mine, *probes[1])
     return ("scores, masked weights (also for a query that sees no key) and the weighted sum "
             "of the values are right.")  # fmt: skip
+
+
+def _expect_no_dropout(mine: torch.nn.Module, q: Tensor, k: Tensor, v: Tensor, m: Tensor) -> None:
+    """Built as the exercise builds it, the module has no dropout: in training mode too, two
+    calls on the same input agree."""
+    mine.train()
+    with torch.no_grad():
+        first, second = (call_attention(mine, q, k, v, m)[0] for _ in range(2))
+    mine.eval()
+    if not close(first, second):
+        raise Wrong.named(MISTAKES, "additive-dropout-on")

@@ -16,6 +16,10 @@ from .tensors import close, expect_tensor, unpacks_to
 from .verdict import Verdict, Wrong, say
 
 MISTAKES = {
+    "bahdanau-no-gradient-to-attention": "the values are right, but no gradient reaches the "
+    "attention's weights (W_q, W_k, w_v): the context (or the weights) is detached, or computed "
+    "under torch.no_grad(), before it feeds the recurrent step and the logits. Keep it in the "
+    "graph, so that training can teach the decoder where to look.",
     "bahdanau-softmax-size-1": "every weight is 1: the softmax ran over an axis of size 1 (the "
     "trailing axis of scores (B, S, 1), or the query axis of (B, 1, S)); it runs over the S "
     "source positions.",
@@ -69,6 +73,8 @@ MISTAKES = {
 }
 
 MESSAGES = {
+    "bahdanau-gradients-differ": "the values are right, but the gradients of {names} differ "
+    "from the book's step: something is detached, or computed outside the graph.",
     "query-last": "the encoder's last position, memory[:, -1]",
     "query-first": "the encoder's first position, memory[:, 0]",
     "query-last-real": "each sentence's last real encoder state",
@@ -232,5 +238,31 @@ def check_bahdanau_step(fn: Callable[..., tuple]) -> Verdict:
     _expect_weights(weights, want_weights, attend, (state, new_state, memory), src_mask)
     _expect_state_and_logits(decoder, prev, state, attend, (new_state, logits),
                              (want_state, want_logits), memory)  # fmt: skip
+    _expect_gradients(fn, decoder, (prev, state, memory, src_mask))
     return ("the previous state asks, padding gets weight 0, [y_{t-1}; c_t] feeds the "
             "recurrent step and the logits come from [s'_t; c_t].")  # fmt: skip
+
+
+def _expect_gradients(fn: Callable, decoder: torch.nn.Module, args: tuple) -> None:
+    """The step trains as the book's does: the same gradients for every weight of the decoder
+    and for the memory, from the logits and the new state."""
+
+    def gradients(step: Callable) -> dict[str, Tensor]:
+        decoder.zero_grad()
+        prev, state, memory, src_mask = (a.clone() for a in args)
+        memory.requires_grad_()
+        logits, new_state, _ = step(prev, state, memory, src_mask)
+        (logits.sum() + new_state.sum()).backward()
+        found = {n: p.grad for n, p in decoder.named_parameters()} | {"memory": memory.grad}
+        return {n: torch.zeros(()) if g is None else g.clone() for n, g in found.items()}
+
+    want = gradients(decoder.step)
+    got = gradients(lambda *a: fn(decoder, *a))
+    decoder.zero_grad()
+    differ = [n for n in want if not close(got[n].expand_as(want[n]), want[n])]
+    if not differ:
+        return
+    attention = [n for n in differ if n.startswith("attention.")]
+    if attention and not any(got[n].any() for n in attention):
+        raise Wrong.named(MISTAKES, "bahdanau-no-gradient-to-attention")
+    raise Wrong.differs(MESSAGES, "bahdanau-gradients-differ", names=", ".join(differ[:4]))

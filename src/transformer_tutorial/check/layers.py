@@ -100,6 +100,9 @@ MISTAKES |= {
     "ffn-norm-after": "your network normalises its output, LayerNorm(linear2(relu(linear1(x)))): "
     "the LayerNorm belongs to the block around it (chapter 11's Add & Norm, LayerNorm(x + "
     "FFN(x))); the network itself is linear2(relu(linear1(x))).",
+    "table-cosines-over-sines": "the even columns hold the cosines and the odd ones are 0: the "
+    "cosines were written to the even columns too (pe[:, 0::2] twice), over the sines. Sines go "
+    "to 0::2, cosines to 1::2.",
     "ffn-no-bias": "your layers leave out their biases: linear1 and linear2 each add b, "
     "max(0, x W1 + b1) W2 + b2 -- call the layers, linear2(relu(linear1(x))), rather than "
     "multiplying by their weights.",
@@ -238,6 +241,10 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], Tensor]) -> Verdict:
     swapped[:, 0::2], swapped[:, 1::2] = expected[:, 1::2], expected[:, 0::2]
     if close(got, swapped, 1e-4):
         raise Wrong.named(MISTAKES, "table-swapped")
+    overwritten = torch.zeros_like(expected)
+    overwritten[:, 0::2] = expected[:, 1::2]  # the cosines written over the sines
+    if close(got, overwritten, 1e-4):
+        raise Wrong.named(MISTAKES, "table-cosines-over-sines")
     w1 = 10000 ** (-2 / D)
     mistakes = [  # the mistake, the table it gives
         ("table-halves", {"halves": True}),
@@ -345,7 +352,8 @@ def _expect_same_in_training(mine: torch.nn.Module, reference: torch.nn.Module, 
 _ACTIVATIONS = {"leaky_relu": torch.nn.functional.leaky_relu, "ELU": torch.nn.functional.elu,
                 "SiLU": torch.nn.functional.silu, "tanh": torch.tanh, "sigmoid": torch.sigmoid,
                 "ReLU6 (capped at 6)": torch.nn.functional.relu6,
-                "softmax": lambda h: torch.softmax(h, dim=-1)}  # fmt: skip
+                "softmax": lambda h: torch.softmax(h, dim=-1),
+                "softplus": torch.nn.functional.softplus}  # fmt: skip
 
 
 def _feed_forward_large(mine: torch.nn.Module, x: Tensor) -> Wrong:

@@ -41,6 +41,9 @@ MISTAKES = {
     "state_proj(s_prev)), so that the state stays in (-1, 1).",
     "rnn-terms-averaged": "you halve (average) in_proj(x) + state_proj(s_prev) before the tanh: "
     "the two terms are added, s = tanh(in_proj(x) + state_proj(s_prev)).",
+    "rnn-tanh-each-then-sum": "you squash each term and then their sum again, "
+    "tanh(tanh(in_proj(x)) + tanh(state_proj(s_prev))): one tanh goes around the sum, s = "
+    "tanh(in_proj(x) + state_proj(s_prev)).",
     "rnn-keeps-state": "your cell's first call is right, but a second call with another s_prev "
     "gives the state computed from the first call's result: the cell keeps its state between "
     "calls (self.state) and ignores the s_prev it is given. A cell keeps nothing: the state "
@@ -85,6 +88,9 @@ MISTAKES |= {
     "c' = sigmoid(f) c + sigmoid(i) tanh(g); the tanh belongs only in h = sigmoid(o) tanh(c').",
     "lstm-candidate-from-x": "the candidate g comes from in_proj(x) alone: like the three gates, "
     "it is a block of z = in_proj(x) + state_proj(h).",
+    "lstm-output-gate-on-c": "the output gate multiplies the memory itself, c' = sigmoid(o) * "
+    "c', and h = tanh of that: the memory is c' = sigmoid(f) c + sigmoid(i) tanh(g), ungated, "
+    "and the gate multiplies its tanh, h = sigmoid(o) * tanh(c').",
     "lstm-relu-candidate": "the candidate g takes ReLU; it takes tanh, proposing values in "
     "(-1, 1).",
     "lstm-returns-h-only": "return the new state as a pair (h, c), not h alone: the next step "
@@ -175,6 +181,8 @@ def _lstm_mistakes(blocks, c, want_c, x_blocks):
     yield named("lstm-coupled-forget-gate"), (sig(o) * tanh(new_c), new_c)
     yield named("lstm-stores-tanh-c"), (sig(o) * tanh(want_c), tanh(want_c))
     yield named("lstm-candidate-from-x"), _lstm_step(i, f, x_blocks[2], o, c)
+    gated = sig(o) * want_c  # the output gate applied to the memory, which is then stored
+    yield named("lstm-output-gate-on-c"), (tanh(gated), gated)
     new_c = sig(f) * c + tanh(g)
     yield named("lstm-no-input-gate"), (sig(o) * tanh(new_c), new_c)
     z = torch.cat(blocks, dim=-1)  # (B, 4H)
@@ -306,6 +314,7 @@ def _rnn_mistakes(mine: torch.nn.Module, x: torch.Tensor, s: torch.Tensor) -> di
         "rnn-state-weight-untransposed": tanh(a + s @ mine.state_proj.weight),
         "rnn-state-squashed-twice": tanh(a + mine.state_proj(tanh(s))),
         "rnn-terms-averaged": tanh((a + b) / 2),
+        "rnn-tanh-each-then-sum": tanh(tanh(a) + tanh(b)),
         "rnn-tanh-each-term": tanh(a) + tanh(b),
         "rnn-residual": s + tanh(a + b),
         "rnn-tanh-moved-to-state": a + mine.state_proj(tanh(s)),

@@ -14,6 +14,14 @@ from .tensors import backward, close, expect_tensor, randn, unpacks_to
 from .verdict import Verdict, Wrong, say
 
 MISTAKES = {
+    "self-attn-returns-scores": "the weights you return are the scaled scores Q K^T / sqrt(d_k), "
+    "before the softmax: return the softmax of the scores, the weights that make out.",
+    "self-attn-relu-normalised": "your weights are ReLU(Q K^T / sqrt(d_k)), each row divided by "
+    "its sum: the book's attention (the paper's) normalises the scores with a softmax over the "
+    "keys.",
+    "self-attn-not-parameter": "`{name}` is a plain tensor, not an nn.Parameter: the module does "
+    "not register it, so .parameters() (and an optimizer) never see it, and .double() or .to() "
+    "leave it as it was. Wrap it: self.{name} = nn.Parameter(torch.randn(...)).",
     "self-attn-scales-weights": "you divide the weights by sqrt(d_k) after the softmax, so rows "
     "no longer sum to 1: divide the scores, Q K^T / sqrt(d_k), before the softmax.",
     "self-attn-mask-ignored": "the mask is ignored: masked keys must get weight exactly 0.",
@@ -88,6 +96,9 @@ def _matrix(module: torch.nn.Module, name: str, d_in: int, d_out: int) -> Tensor
     """The reader's ``name`` as a ``(d_in, d_out)`` matrix (``x @ W``): an ``nn.Parameter`` as
     the book stores it, or a linear layer without bias (whose weight is its transpose)."""
     theirs = getattr(module, name, None)
+    registered = [*module.parameters(), *module.buffers()]
+    if isinstance(theirs, Tensor) and not any(theirs is t for t in registered):
+        raise Wrong.named(MISTAKES, "self-attn-not-parameter", name=name)
     if isinstance(theirs, torch.nn.Linear):
         if theirs.bias is not None:
             raise Wrong.differs(MESSAGES, "self-attn-bias", name=name)
@@ -98,6 +109,12 @@ def _matrix(module: torch.nn.Module, name: str, d_in: int, d_out: int) -> Tensor
         raise Wrong.differs(MESSAGES, "self-attn-matrix-shape", name=name,
                             shape=tuple(theirs.shape), d_in=d_in, d_out=d_out)  # fmt: skip
     return theirs.detach().double()
+
+
+def _relu_normalised(scores: Tensor) -> Tensor:
+    """ReLU(scores), each row divided by its sum: a normalisation without the softmax."""
+    kept = torch.relu(scores)
+    return kept / kept.sum(-1, keepdim=True).clamp_min(1e-9)
 
 
 def unmasked_weights(out: Tensor, weights: Tensor, want_out: Tensor, unmasked: Tensor,
@@ -158,6 +175,8 @@ def _diagnose(out: Tensor, weights: Tensor, x: Tensor, matrices: tuple, probe_ma
         "self-attn-queries-with-wk": (attention(k, k, v, probe_mask)[1], {}),
         "self-attn-sqrt-dv": ((scores / math.sqrt(d_v)).softmax(-1), {"d_v": d_v, "d_k": d_k}),
         "self-attn-k-times-q": (attention(k, q, v, probe_mask)[1], {}),
+        "self-attn-returns-scores": (scores / math.sqrt(d_k), {}),
+        "self-attn-relu-normalised": (_relu_normalised(scores / math.sqrt(d_k)), {}),
         "self-attn-scales-weights": (
             attention(q, k, v, probe_mask, scale=1.0)[1] / math.sqrt(d_k),
             {},

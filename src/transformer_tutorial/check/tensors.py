@@ -46,8 +46,9 @@ MESSAGES = {
     "shape-more": "too many",
     "shape-fewer": "too few",
     "shape-extra-axis": "an extra axis of size {size} at position {axis}: an axis the result "
-    "should not have (one to sum, average or index away, or one a tensor broadcast in), or "
-    "another result in this one's place.",
+    "should not have (one to sum, average or index away, or one a tensor broadcast in, such as "
+    "a mask given an axis with unsqueeze where it already broadcasts), or another result in "
+    "this one's place.",
 }
 
 MISTAKES = {
