@@ -187,8 +187,9 @@ def first_difference(run, book: Callable[[], object], arg_names: tuple) -> Wrong
 def _after_last_part(got: object, want: Tensor, fields: dict) -> Wrong | None:
     """Every part is right, and the block's output is the book's passed through one more step:
     a ReLU, or a LayerNorm with weights of its own (a scale and a shift per feature, fitted)."""
-    if not isinstance(got, Tensor) or got.shape != want.shape:
+    if not isinstance(got, Tensor) or got.shape != want.shape or not got.is_floating_point():
         return None
+    got = got.to(want.dtype)
     normed = torch.nn.functional.layer_norm(want, want.shape[-1:]).flatten(0, -2)  # (N, D)
     design = torch.stack([normed, torch.ones_like(normed)], -1).transpose(0, 1)  # (D, N, 2)
     fit = torch.linalg.lstsq(design, got.flatten(0, -2).T.unsqueeze(-1)).solution  # (D, 2, 1)
