@@ -289,7 +289,7 @@ def test_a_boilerplate_sentence_has_one_wording() -> None:
 
 # Names in \text{} that are symbols, not prose (the paper's lrate, d_model, <bos>, bits per char).
 SYMBOLS = {
-    "model", "bos", "eos", "pad", "step", "lr", "lrate", "warmup", "tok",
+    "model", "bos", "eos", "pad", "unk", "step", "lr", "lrate", "warmup", "tok",
     "max\\_tokens", "num\\_layers", "bytes", "MB", "MiB", "bpc", "peak", "cls", "box", "cell",
     "loss", "nearest", "base", "drop", "length", "LayerNorm", "fan-in",
 }  # fmt: skip
