@@ -91,6 +91,10 @@ MISTAKES = {
     "top-p-batch-count": "every row keeps as many tokens as the row of the batch that needs the "
     "most: the nucleus is each row's own, so count (or mask) row by row, keep_sorted = "
     "(cumsum - probs) < p on the sorted (B, V) probabilities, with no single count for the batch.",
+    "top-p-kept-shifted": "for {what}, the logits you keep are shifted, each row by one "
+    "constant (a log_softmax of the filtered logits, or another renormalisation): sampling from "
+    "them is the same, but the filter returns the kept logits unchanged, "
+    "logits.masked_fill(~kept, -inf), and leaves the softmax to the sampler.",
     "top-p-each-above-p": "you keep each token whose own probability is at least p (and the "
     "most likely one): the nucleus is the smallest set of most likely tokens whose probabilities "
     "add up to p -- sort them, take the cumulative sum, and keep tokens until it reaches p.",
@@ -385,10 +389,13 @@ def _judge(fn: Callable, logits: Tensor, p: float, what: str, probes: list) -> l
         return wrongs
     if torch.allclose(out[kept], probs[kept]) or torch.allclose(out[kept], nucleus[kept]):
         return [Wrong.named(MISTAKES, "top-p-probabilities", what=what)]
-    inside = torch.where(kept, out - logits, 0.0)  # (..., V): a constant per row is fine
+    inside = torch.where(kept, out - logits, 0.0)  # (..., V)
     shift = inside.sum(-1, keepdim=True) / kept.sum(-1, keepdim=True)
     if not torch.allclose(torch.where(kept, inside - shift, 0.0), torch.zeros_like(out), atol=1e-5):
         return [Wrong.differs(MESSAGES, "top-p-kept-changed", what=what)]
+    rounding = 1e-4 * (1 + float(logits[kept].abs().amax()))  # float32's, at this magnitude
+    if bool((shift.abs() > rounding).any()):  # a constant per row, beyond rounding
+        return [Wrong.named(MISTAKES, "top-p-kept-shifted", what=what)]
     return []
 
 

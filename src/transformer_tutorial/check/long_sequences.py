@@ -22,6 +22,9 @@ _EDGES = (
     "0 .. T - 1 must be masked out."
 )
 MISTAKES = {
+    "banded-returns-pair": "you return a pair, (out, weights), as attention() does: the exercise's "
+    "function returns the output alone, a tensor (B, H, T, Dv), as local_attention does (and a "
+    "banded attention that avoids the (T, T) scores has no weights table to return).",
     "banded-scaled-by-keys": "the scores are divided by sqrt({n}), the number of keys a frame "
     "sees: the scale is sqrt(Dh) = {root:.4g}, the size of the query and key vectors "
     "(q.shape[-1] = {dh}).",
@@ -157,8 +160,8 @@ def _same(a: Tensor, b: Tensor) -> bool:
 
 def _call(fn: Callable, q: Tensor, k: Tensor, v: Tensor, window: int, causal: bool, real) -> Tensor:
     result = fn(q, k, v, window, causal=causal, key_padding=real)
-    if unpacks_to(result, 2):  # (out, weights) is fine too
-        result = result[0]
+    if unpacks_to(result, 2) and getattr(result[0], "shape", None) == v.shape:
+        raise Wrong.named(MISTAKES, "banded-returns-pair")
     return expect_tensor(result, "the output", tuple(v.shape))
 
 

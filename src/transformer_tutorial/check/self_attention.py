@@ -10,7 +10,7 @@ from torch import Tensor
 from ..attention import attention
 from .diagnoses import GRADIENTS, implied_divisor, masking_mistake, scale_named
 from .engine import check
-from .tensors import backward, close, expect_tensor, randn, unpacks_to
+from .tensors import backward, close, expect_pair_order, expect_tensor, randn, unpacks_to
 from .verdict import Verdict, Wrong, say
 
 MISTAKES = {
@@ -247,6 +247,7 @@ def check_self_attention(cls: type) -> Verdict:
             result = mine(x.clone()) if probe_mask is None else mine(x.clone(), probe_mask)
         if not unpacks_to(result, 2):
             raise Wrong.differs(MESSAGES, "self-attn-not-a-pair")
+        expect_pair_order(result, ("out", "weights"), ((B, T, d_v), (B, T, T)))
         out = result[0]
         if isinstance(out, Tensor) and tuple(out.shape) == (B, d_v, T):
             raise Wrong.named(MISTAKES, "self-attn-transposed-out", shape=tuple(out.shape),

@@ -379,6 +379,10 @@ _FROM_BLIND = [
      "the weights you return are the scaled scores"),
     ("self-attn-relu-normalised", "b28", "check_self_attention", "relu_normalisation",
      "each row divided by its sum"),
+    ("top-p-kept-shifted", "b29", "check_top_p", "renormalized_log_probs",
+     "each row by one constant"),
+    ("banded-returns-pair", "b29", "check_banded_attention", "returns_out_and_weights",
+     "the exercise's function returns the output alone"),
     ("pad-lengths-nonzero", "b27", "check_pad_sequences", "lengths_from_nonzero_ids",
      "0 can be a real token id"),
     # relations a wrong LayerNorm or a wrong softmax shows, named for what they confirm

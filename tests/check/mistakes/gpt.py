@@ -135,8 +135,18 @@ def _log_softmax_float32(logits: Tensor, p: float) -> Tensor:
     return logp.masked_fill(~kept, float("-inf"))
 
 
+MISTAKES += [
+    # accepted until B29; the exercise returns the kept logits unchanged
+    Mistake(
+        CHECK,
+        "top-p-log-softmax-float32",
+        _log_softmax_float32,
+        "each row by one constant",
+        mistake="top-p-kept-shifted",
+    ),  # fmt: skip
+]
+
 CORRECT = [
     Correct(CHECK, "top-p-by-loops", _by_loops),
     Correct(CHECK, "top-p-ascending-tail", _ascending_tail),
-    Correct(CHECK, "top-p-log-softmax-float32", _log_softmax_float32),
 ]

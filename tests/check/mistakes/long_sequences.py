@@ -127,7 +127,7 @@ def _sdpa_with_band(q, k, v, window, causal=False, key_padding=None):
 
 
 def _with_weights(q, k, v, window, causal=False, key_padding=None):
-    """Returning ``(out, weights)`` as the book's ``attention`` does is accepted too."""
+    """Returning ``(out, weights)`` as the book's ``attention`` does: the exercise returns out."""
     mask = band_mask(q.shape[-2], window, causal)
     if key_padding is not None:
         mask = mask & key_padding[:, None, None, :]
@@ -278,6 +278,14 @@ def _without_padding(q, k, v, window, causal=False):
 
 
 MISTAKES += [
+    # accepted until B29; the exercise returns the output alone
+    Mistake(
+        CHECK,
+        "banded-float32-with-weights",
+        _with_weights,
+        "returns the output alone",
+        mistake="banded-returns-pair",
+    ),  # fmt: skip
     Mistake(CHECK, "banded-no-key-padding-argument", _without_padding, "key_padding"),
 ]
 
@@ -287,6 +295,5 @@ CORRECT = [
     Correct(CHECK, "banded-book-blocked-local-attention", local_attention),
     Correct(CHECK, "banded-by-loops", _by_loops),
     Correct(CHECK, "banded-sliding-window", _sliding(mask_edges=True)),
-    Correct(CHECK, "banded-float32-with-weights", _with_weights),
     Correct(CHECK, "banded-by-offsets", _by_band(_past, _future)),
 ]
