@@ -10,9 +10,8 @@ import inspect
 
 import pytest
 import torch
+from mistakes import all_correct
 from torch import nn
-
-from tests.check.mistakes import all_correct
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
