@@ -433,8 +433,9 @@ LENGTHS = {
     "unsqueezes on the wrong axes when queries and keys are broadcast against each other), a "
     "length taken from the queries for the keys or values (a view with T = query.shape[1]), "
     "keys or values computed from the queries instead of from the keys and values "
-    "(k_proj(query)), or a library call that expects (T, B, D), such as nn.MultiheadAttention "
-    "without batch_first=True.",
+    "(k_proj(query)), the heads split with the wrong pair of axes swapped (transpose(0, 2) "
+    "where (B, T, h, d_k) needs transpose(1, 2)), or a library call that expects (T, B, D), "
+    "such as nn.MultiheadAttention without batch_first=True.",
 }
 
 
