@@ -20,7 +20,16 @@ from .diagnoses import (
 )
 from .engine import check
 from .self_attention import unmasked_weights
-from .tensors import backward, close, expect_tensor, randn, tolerance, unpacks_to, with_weights_of
+from .tensors import (
+    backward,
+    close,
+    expect_pair_order,
+    expect_tensor,
+    randn,
+    tolerance,
+    unpacks_to,
+    with_weights_of,
+)
 from .verdict import POLARITY, Verdict, Wrong
 
 MISTAKES = {
@@ -49,8 +58,6 @@ MISTAKES = {
     "no longer sum to 1: divide the scores, before the softmax.",
     "attention-one-result": "your function returns one tensor: return a pair (out, weights), as "
     "the book's attention does.",
-    "attention-weights-first": "you return (weights, out); the book's attention returns "
-    "(out, weights).",
     "attention-k-times-q": "your weights are (T_k, T_q) = ({tk}, {tq}) per head: the scores are "
     "q @ k^T, one row per query, not k @ q^T.",
     "additive-no-tanh": "there is no tanh between the sum W_q q + W_k k and w_v: without it the "
@@ -60,8 +67,6 @@ MISTAKES = {
     "additive-relu": "the score squashes with ReLU; additive attention uses tanh.",
     "additive-no-w_v": "w_v is not used: you sum tanh(W_q q + W_k k) over its hidden features; "
     "w_v weighs them (score = w_v . tanh(...)).",
-    "additive-weights-first": "you return (weights, out); the book's module returns "
-    "(out, weights).",
     "additive-out-from-keys": "out has the keys' size {dk}: out = weights @ values, the values' "
     "size {dv}.",
     "attention-out-mean": "the weights are right, but out is {T_k} times too small: the "
@@ -208,8 +213,7 @@ def check_attention(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
         if not unpacks_to(result, 2):
             raise Wrong.differs(MESSAGES, "attention-not-a-pair", kind=type(result).__name__)
         shapes = tuple(tuple(getattr(r, "shape", ())) for r in result)
-        if shapes == (tuple(expected_w.shape), tuple(expected.shape)):
-            raise Wrong.named(MISTAKES, "attention-weights-first")
+        expect_pair_order(result, ("out", "weights"), (expected.shape, expected_w.shape))
         if shapes[1] == (*expected_w.shape[:-2], Tk, Tq):
             raise Wrong.named(MISTAKES, "attention-k-times-q", tk=Tk, tq=Tq)
         sizes = {"T_q": Tq, "T_k": Tk, "d_k, the keys' width": dk, "d_v": dv}
@@ -282,8 +286,7 @@ def check_additive_attention(cls: type) -> Verdict:
             if not unpacks_to(result, 2):
                 raise Wrong.differs(MESSAGES, "additive-not-a-pair")
             shapes = tuple(tuple(getattr(r, "shape", ())) for r in result)
-            if shapes == ((B, Tq, Tk), (B, Tq, Dv)):
-                raise Wrong.named(MISTAKES, "additive-weights-first")
+            expect_pair_order(result, ("out", "weights"), ((B, Tq, Dv), (B, Tq, Tk)))
             if shapes == ((B, Tq, Dk), (B, Tq, Tk)) and close(result[0], result[1].to(k) @ k):
                 raise Wrong.named(MISTAKES, "additive-out-from-keys", dk=Dk, dv=Dv)
             sizes = {"hidden_dim (W_k's width)": Hd, "key_dim": Dk, "T_k": Tk}

@@ -454,7 +454,13 @@ MISTAKES = [
         "your weights contain NaN",
         mistake="softmax-nan-rows",
     ),
-    Mistake(A, "attention-weights-first", attention_returns_weights_first, "(weights, out)"),
+    Mistake(
+        A,
+        "attention-weights-first",
+        attention_returns_weights_first,
+        "(weights, out)",
+        mistake="pair-reversed",
+    ),
     Mistake(A, "attention-k-times-q", attention_k_times_q, "not k @ q^T"),
     Mistake(
         A,
@@ -576,7 +582,13 @@ MISTAKES = [
         mistake="softmax-nan-rows",
     ),  # fmt: skip
     Mistake(ADD, "additive-out-from-keys", AdditiveOutFromKeys, "out has the keys' size"),
-    Mistake(ADD, "additive-weights-first", AdditiveWeightsFirst, "returns (out, weights)"),
+    Mistake(
+        ADD,
+        "additive-weights-first",
+        AdditiveWeightsFirst,
+        "you return (weights, out)",
+        mistake="pair-reversed",
+    ),
     Mistake(
         ADD,
         "additive-weights-unmasked",
