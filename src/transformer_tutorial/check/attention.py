@@ -22,6 +22,7 @@ from .engine import check
 from .self_attention import unmasked_weights
 from .tensors import (
     backward,
+    build,
     close,
     expect_pair_order,
     expect_tensor,
@@ -266,8 +267,7 @@ def check_additive_attention(cls: type) -> Verdict:
     ``m(queries, keys, values, mask=None) -> (out, weights)``."""
     Dq, Dk, Hd, Dv, B, Tq, Tk = 3, 7, 6, 5, 2, 2, 4  # key_dim apart from T_k
     torch.manual_seed(0)
-    mine = cls(Dq, Dk, Hd)
-    with_weights_of(mine, AdditiveAttention(Dq, Dk, Hd), ("W_q", "W_k", "w_v"))
+    mine = build(cls, (Dq, Dk, Hd), AdditiveAttention, ("W_q", "W_k", "w_v"))
     mine = mine.double().eval()
     reference = AdditiveAttention(Dq, Dk, Hd).double().eval()
     with_weights_of(mine, reference, ("W_q", "W_k", "w_v"))

@@ -13,7 +13,7 @@ from ..feedforward import PositionwiseFeedForward
 from ..masks import causal_mask
 from .diagnoses import expect_same_twice
 from .engine import check
-from .tensors import close, expect_tensor, randn, with_weights_of
+from .tensors import build, close, expect_tensor, randn, with_weights_of
 from .verdict import Verdict, Wrong, say
 
 MISTAKES = {
@@ -291,7 +291,7 @@ def check_feed_forward(cls: type) -> Verdict:
     hidden = getattr(getattr(mine, "linear1", None), "out_features", F)
     if hidden != F and hidden == 4 * D:
         raise Wrong.named(MISTAKES, "ffn-ignores-d-ff", d_ff=F, hidden=hidden)
-    with_weights_of(mine, PositionwiseFeedForward(D, F), ("linear1", "linear2"))
+    mine = build(cls, (D, F), PositionwiseFeedForward, ("linear1", "linear2"))
     mine = mine.double().eval()
     reference = PositionwiseFeedForward(D, F).double().eval()
     with_weights_of(mine, reference, ("linear1", "linear2"))

@@ -12,7 +12,7 @@ from ..attention import attention
 from ..multihead import MultiHeadAttention
 from .diagnoses import MASKING, call_attention, random_output
 from .engine import check
-from .tensors import close, expect_pair_order, expect_tensor, randn, with_weights_of
+from .tensors import build, close, expect_pair_order, expect_tensor, randn, with_weights_of
 from .verdict import POLARITY, Verdict, Wrong, say
 
 MISTAKES = {
@@ -199,8 +199,7 @@ def check_multihead(cls: type) -> Verdict:
     T_k)`` and a mask ``(B, 1, T_q, T_k)`` where a query sees no key (its heads output zeros)."""
     D, H, B, Tq, Tk = 40, 4, 2, 3, 5  # Dh = 10: no other scale (sqrt(H), int(sqrt(Dh))) equals it
     torch.manual_seed(0)
-    mine = cls(D, H)
-    with_weights_of(mine, MultiHeadAttention(D, H), ("q_proj", "k_proj", "v_proj", "out_proj"))
+    mine = build(cls, (D, H), MultiHeadAttention, ("q_proj", "k_proj", "v_proj", "out_proj"))
     mine = mine.double()
     reference = MultiHeadAttention(D, H).double()
     with_weights_of(mine, reference, ("q_proj", "k_proj", "v_proj", "out_proj"))

@@ -10,13 +10,27 @@ from ..lstm import LSTMCell
 from ..rnn import RNNCell
 from .diagnoses import GRADIENTS
 from .engine import check
-from .tensors import backward, close, expect_tensor, randn, tolerance, unpacks_to, with_weights_of
+from .tensors import (
+    backward,
+    build,
+    close,
+    expect_tensor,
+    randn,
+    tolerance,
+    unpacks_to,
+    with_weights_of,
+)
 from .verdict import Verdict, Wrong
 
 MISTAKES = {
     "rnn-no-tanh": "you left out the tanh: without it the state grows without bound.",
     "rnn-no-state": "the previous state is not used: add state_proj(s_prev) before the tanh.",
     "rnn-no-input": "the input is not used: add in_proj(x) before the tanh.",
+    "rnn-input-bias-only": "x does not enter the step, only in_proj's bias: in_proj(x) = x "
+    "W^T + b adds the input's own term, s = tanh(in_proj(x) + state_proj(s_prev)).",
+    "rnn-no-bias": "in_proj's bias b is left out (x @ in_proj.weight.T without + "
+    "in_proj.bias): s = tanh(x W^T + b + state_proj(s_prev)); call the layer, in_proj(x), and it "
+    "adds b.",
     "rnn-sigmoid": "the RNN cell squashes with tanh, not sigmoid: a sigmoid state is always "
     "positive.",
     "rnn-relu": "the RNN cell squashes with tanh, not ReLU: a ReLU state can grow without bound.",
@@ -203,8 +217,7 @@ def check_lstm_cell(cls: type) -> Verdict:
     values and gradients."""
     D, H, B = 3, 5, 4
     torch.manual_seed(0)
-    mine = cls(D, H)
-    with_weights_of(mine, LSTMCell(D, H), ("in_proj", "state_proj"))
+    mine = build(cls, (D, H), LSTMCell, ("in_proj", "state_proj"))
     mine = mine.double()
     reference = LSTMCell(D, H).double()
     with_weights_of(mine, reference, ("in_proj", "state_proj"))
@@ -262,8 +275,7 @@ def check_rnn_cell(cls: type) -> Verdict:
     ``cell(x, s_prev)``; it returns the new state, a tensor."""
     D, H, B = 3, 5, 4
     torch.manual_seed(0)
-    mine = cls(D, H)
-    with_weights_of(mine, RNNCell(D, H), ("in_proj", "state_proj"))
+    mine = build(cls, (D, H), RNNCell, ("in_proj", "state_proj"))
     mine = mine.double()
     reference = RNNCell(D, H).double()
     with_weights_of(mine, reference, ("in_proj", "state_proj"))
@@ -306,6 +318,8 @@ def _rnn_mistakes(mine: torch.nn.Module, x: torch.Tensor, s: torch.Tensor) -> di
         "rnn-no-tanh": a + b,
         "rnn-no-state": tanh(a),
         "rnn-no-input": tanh(b),
+        "rnn-input-bias-only": tanh(b + mine.in_proj.bias),
+        "rnn-no-bias": tanh(a - mine.in_proj.bias + b),
         "rnn-sigmoid": torch.sigmoid(a + b),
         "rnn-relu": torch.relu(a + b),
         "rnn-tanh-on-input-only": tanh(a) + b,

@@ -3,6 +3,8 @@ their dtype, demand a tensor of a shape, a gradient, and the book's layers in a 
 
 from __future__ import annotations
 
+import inspect
+import itertools
 import math
 
 import torch
@@ -25,6 +27,9 @@ MESSAGES = {
     "key_padding_mask, True = *hidden*): the exercise builds the block from the book's "
     "MultiHeadAttention(d_model, num_heads), with q_proj, k_proj, v_proj and out_proj.",
     "layer-size": "`{name}` holds {got}; the book's holds {want}.",
+    "init-order-sizes": "Given the same sizes in the order ({order}), your class has the "
+    "book's sizes: check the order in which your __init__ takes them (the book's is {params}) "
+    "and which size each layer is built from.",
     "shape-and-relation": "{what} has shape {got}, expected {shape}: {relation}",
     "shape-swapped": "the same sizes with axes {axes} swapped (a transpose or permute missing or "
     "extra, or one sequence-first layout where the other is batch-first).",
@@ -58,6 +63,20 @@ MISTAKES = {
     "input-changed-in-place": "your function changed the shape of its input {what} in place, "
     "from {before} to {after} (an unsqueeze_, squeeze_ or resize_): the caller's tensor must "
     "stay as it was. Use the out-of-place form, x = x.unsqueeze(-1).",
+    "init-order": "your class takes its sizes in another order than the book's: built as the "
+    "book builds it, {book_call}, its layers have other sizes than the book's, and given the "
+    "same sizes in the order ({order}) they have the book's. Take them in the book's order, "
+    "__init__(self, {params}).",
+    "layers-swapped": "`{a}` has the size of the book's `{b}` ({want_b}), and `{b}` that of "
+    "`{a}` ({want_a}): the two layers are in each other's place. Each is named for what it "
+    "takes: give `{a}` the sizes {want_a} and use it where the book uses `{a}`.",
+    "linear-sizes-reversed": "`{name}` holds a weight {got}, the book's {want}: nn.Linear("
+    "in_features, out_features) takes the size of its input first, and this layer was given "
+    "its two sizes the other way round.",
+    "linear-sizes-reversed-or-swapped": "`{a}` holds a weight {want_b} where the book's holds "
+    "{want_a}, and `{b}` one {want_a} where the book's holds {want_b}: either each nn.Linear "
+    "was given its sizes the other way round (nn.Linear(in_features, out_features) takes the "
+    "size of its input first), or the two layers are in each other's place.",
     "pair-reversed": "you return ({second}, {first}): the pair is ({first}, {second}), {first} "
     "first.",
     "squeezed-size-one": "{what} has shape {got}, expected {shape}: an axis of size 1 is gone. "
@@ -225,8 +244,74 @@ def with_weights_of(mine: torch.nn.Module, reference: torch.nn.Module, names: tu
             raise Wrong.differs(MESSAGES, "missing-layer", kind=kind, name=name)
         sizes = [{k: tuple(t.shape) for k, t in m.state_dict().items()} for m in (theirs, ours)]
         if sizes[0] != sizes[1]:
+            _explain_sizes(mine, reference, names, name)
             raise Wrong.differs(MESSAGES, "layer-size", name=name, got=sizes[0], want=sizes[1])
     reference.load_state_dict(mine.state_dict(), strict=False)
+
+
+def _weight(module: torch.nn.Module, name: str) -> tuple | None:
+    weight = getattr(_submodule(module, name), "weight", None)
+    return tuple(weight.shape) if isinstance(weight, Tensor) else None
+
+
+def _explain_sizes(mine: torch.nn.Module, reference: torch.nn.Module, names: tuple, name: str):
+    """Name what a layer of the wrong size shows: two layers in each other's place, an
+    nn.Linear given its sizes the other way round, or (when the sizes cannot tell) either."""
+    want, got = _weight(reference, name), _weight(mine, name)
+    kinds = {type(_submodule(m, name)) for m in (mine, reference)}
+    turned = kinds == {torch.nn.Linear} and None not in (got, want) and got != want == got[::-1]
+    for other in names:
+        if other != name and got == _weight(reference, other) != want == _weight(mine, other):
+            key = "linear-sizes-reversed-or-swapped" if turned else "layers-swapped"
+            raise Wrong.named(MISTAKES, key, a=name, b=other, want_a=want, want_b=got)
+    if turned:
+        raise Wrong.named(MISTAKES, "linear-sizes-reversed", name=name, got=got, want=want)
+
+
+def build(cls: type, sizes: tuple, book: type, names: tuple) -> torch.nn.Module:
+    """The reader's module built as the book builds ``book(*sizes)``, its layers ``names`` of the
+    book's kind and sizes. When they are not, but the sizes given in another order build them,
+    the reader's ``__init__`` takes its sizes in another order: that is named."""
+    try:
+        mine = cls(*sizes)
+        with_weights_of(mine, book(*sizes), names)
+        return mine
+    except Exception as err:
+        order = _order_that_builds(cls, sizes, book, names)
+        if order is None:
+            raise
+        params = list(inspect.signature(book.__init__).parameters)[1 : len(sizes) + 1]
+        book_call = ", ".join(f"{p}={v}" for p, v in zip(params, sizes, strict=True))
+        shown = [params[sizes.index(v)] for v in order]
+        fields = dict(book_call=f"{cls.__name__}({book_call})", order=", ".join(shown),
+                      params=", ".join(params))  # fmt: skip
+        if _parameters(cls)[: len(sizes)] == shown:  # the reader's own names say so
+            raise Wrong.named(MISTAKES, "init-order", **fields) from err
+        if isinstance(err, Wrong) and err.mistake is not None:
+            raise
+        raise Wrong(f"{err} {say(MESSAGES, 'init-order-sizes', **fields)}") from err
+
+
+def _parameters(cls: type) -> list[str]:
+    try:
+        return list(inspect.signature(cls.__init__).parameters)[1:]
+    except (TypeError, ValueError):
+        return []
+
+
+def _order_that_builds(cls: type, sizes: tuple, book: type, names: tuple) -> tuple | None:
+    if len(set(sizes)) != len(sizes):
+        return None
+    reference = book(*sizes)
+    for order in itertools.permutations(sizes):
+        if order == tuple(sizes):
+            continue
+        try:
+            with_weights_of(cls(*order), reference, names)
+        except Exception:
+            continue
+        return order
+    return None
 
 
 def jitter(module: torch.nn.Module, seed: int = 5) -> None:

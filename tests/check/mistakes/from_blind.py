@@ -398,6 +398,17 @@ _FROM_BLIND = [
      "an axis of size one"),
     ("softmax-scaled-again", "b24", "check_additive_attention", "scaled_by_sqrt_hidden",
      "divided by 2.449 = sqrt(6)"),
+    # after B30: the sizes of a module's layers, read for what they show
+    ("rnn-input-bias-only", "b30", "check_rnn_cell", "input_left_out", "only in_proj's bias"),
+    ("rnn-no-bias", "b30", "check_rnn_cell", "bias_dropped", "in_proj's bias b is left out"),
+    ("init-order", "b30", "check_rnn_cell", "constructor_arguments_swapped",
+     "order (hidden_size, input_size)"),
+    ("layers-swapped", "b30", "check_rnn_cell", "projections_swapped",
+     "in each other's place"),
+    ("linear-sizes-reversed", "b28", "check_rnn_cell", "in_proj_sizes_swapped",
+     "its two sizes the other way round"),
+    ("linear-sizes-reversed-or-swapped", "b28", "check_feed_forward", "linear_sizes_swapped",
+     "either each nn.Linear was given its sizes the other way round"),
 ]  # fmt: skip
 
 
@@ -461,6 +472,13 @@ MISTAKES = [
          "a fixed number per sentence"),
         ("softmax-nan-rows", "b23", "check_masked_softmax", "guard_wrong_axis",
          "along another axis than the keys'"),
+        # after B30: other checks whose layers' sizes show the slip
+        ("init-order", "b30", "check_additive_attention", "constructor_key_dim_first",
+         "order (key_dim, query_dim, hidden_dim)"),
+        ("init-order", "b30", "check_feed_forward", "constructor_sizes_swapped",
+         "order (d_ff, d_model)"),
+        ("layers-swapped", "b25", "check_additive_attention", "projections_swapped",
+         "the two layers are in each other's place"),
         # B24's one mistake not caught, and a dropout left on in a function
         (None, "b24", "check_attention", "mask_without_default", "give it the default None"),
         ("random-output", "b24", "check_attention", "dropout_always_on",
