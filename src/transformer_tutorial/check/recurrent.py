@@ -85,6 +85,8 @@ MISTAKES |= {
     "(-1, 1).",
     "lstm-candidate-no-tanh": "the candidate g has no tanh: c' = sigmoid(f) c + sigmoid(i) "
     "tanh(g).",
+    "lstm-forget-on-h": "the forget gate multiplies h, the previous output, where it "
+    "multiplies the memory c: c' = sigmoid(f) * c + sigmoid(i) * tanh(g).",
     "lstm-no-forget": "the old memory is kept whole: multiply c by the forget gate sigmoid(f).",
     "lstm-one-minus-forget": "you multiply c by 1 - sigmoid(f): the forget gate keeps the memory "
     "where it is 1, so c' = sigmoid(f) c + sigmoid(i) tanh(g).",
@@ -258,6 +260,8 @@ def check_lstm_cell(cls: type) -> Verdict:
     for wrong, (h_, c_) in _lstm_mistakes(blocks, c, want_c, x_blocks):
         if close(got_c, c_) and close(got_h, h_):
             raise wrong
+    if all(close(a, b) for a, b in zip((got_h, got_c), _lstm_step(*blocks, h), strict=True)):
+        raise Wrong.named(MISTAKES, "lstm-forget-on-h")
     only_x = _lstm_step(*x_blocks, c)
     if close(got_h, only_x[0]) and close(got_c, only_x[1]):
         raise Wrong.named(MISTAKES, "lstm-no-state-proj")

@@ -400,6 +400,8 @@ _FROM_BLIND = [
      "divided by 2.449 = sqrt(6)"),
     # after B30: the sizes of a module's layers, read for what they show
     ("rnn-input-bias-only", "b30", "check_rnn_cell", "input_left_out", "only in_proj's bias"),
+    ("lstm-forget-on-h", "b30", "check_lstm_cell", "hidden_in_the_diary",
+     "multiplies h, the previous output"),
     ("rnn-no-bias", "b30", "check_rnn_cell", "bias_dropped", "in_proj's bias b is left out"),
     ("init-order", "b30", "check_rnn_cell", "constructor_arguments_swapped",
      "order (hidden_size, input_size)"),
