@@ -24,6 +24,7 @@ from .tensors import (
     backward,
     build,
     close,
+    expect_dtype_kept,
     expect_pair_order,
     expect_tensor,
     randn,
@@ -128,6 +129,7 @@ def check_masked_softmax(fn: Callable[[Tensor, Tensor | None], Tensor]) -> Verdi
         raise Wrong.named(MISTAKES, "softmax-nan-gradient")
     if not close(x.grad, y.grad, tolerance(got)):  # as precise as the reader's dtype
         raise Wrong.differs(MESSAGES, "softmax-gradients-differ")
+    expect_dtype_kept(got, scores, "the weights")
     return "values, gradients, every mask and a fully masked row are right."
 
 
@@ -242,6 +244,7 @@ def check_attention(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
             raise Wrong.named(GRADIENTS, "gradient-detached", name=name)
         if not close(a.grad, b.grad, tolerance(out)):
             raise Wrong.differs(MESSAGES, "attention-gradient-differs", name=name)
+    expect_dtype_kept(out, q, "out")
     return ("values, weights, gradients, with and without a padding mask and with a query "
             "that sees no key, are right.")  # fmt: skip
 

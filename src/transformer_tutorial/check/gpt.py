@@ -10,7 +10,7 @@ from torch import Tensor
 
 from ..gpt import top_p_filter
 from .engine import check
-from .tensors import expect_tensor
+from .tensors import expect_dtype_kept, expect_tensor
 from .verdict import Verdict, Wrong, confirmed, say
 
 # --- the nucleus (top-p) filter ----------------------------------------------------------------
@@ -440,6 +440,7 @@ def check_top_p(fn: Callable[[Tensor, float], Tensor]) -> Verdict:
             if len(found) == 1:
                 raise Wrong.named(MISTAKES, found[0])
         raise wrong
+    expect_dtype_kept(fn(many.clone(), 0.7), many, "the filtered logits")
     return (
         "the token that crosses p is kept, exactly p ends the nucleus, ties, a dominant "
         "token, p = 1, -inf outside, batches and the original order are right."

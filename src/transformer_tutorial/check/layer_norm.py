@@ -9,7 +9,7 @@ import torch
 from torch import Tensor
 
 from .engine import check
-from .tensors import backward, close, expect_tensor, randn, tolerance
+from .tensors import backward, close, expect_dtype_kept, expect_tensor, randn, tolerance
 from .verdict import Verdict, Wrong
 
 MISTAKES = {
@@ -104,6 +104,7 @@ def check_layer_norm(fn: Callable[[Tensor], Tensor], eps: float = 1e-5) -> Verdi
         if not torch.equal(given, x):
             raise Wrong.named(MISTAKES, "norm-in-place")
         _expect_layer_norm_gradient(fn, x, eps)
+        expect_dtype_kept(got, x, "the output")
         return "every position is normalised over its features, as nn.LayerNorm does."
     if (fit := _implied_eps(x, got.detach().double())) is not None:  # 1e-12, 1e-6, ...
         raise Wrong.named(MISTAKES, fit[0], got=fit[1], eps=eps)

@@ -14,7 +14,7 @@ from ..local_attention import band_mask
 from .attention import MISTAKES as ATTENTION
 from .diagnoses import GRADIENTS, MASKING
 from .engine import check
-from .tensors import close, expect_tensor, randn, unpacks_to
+from .tensors import close, expect_dtype_kept, expect_tensor, randn, unpacks_to
 from .verdict import POLARITY, Verdict, Wrong, say
 
 _EDGES = (
@@ -459,6 +459,7 @@ def check_banded_attention(fn: Callable[..., Tensor]) -> Verdict:
             raise Wrong.differs(MESSAGES, "banded-gradient-nan", name=name)
         if not _same(a.grad.to(out.dtype), b.grad):  # to the output's rounding
             raise Wrong.differs(MESSAGES, "banded-gradient-differs", name=name)
+    expect_dtype_kept(out, q, "out")
     return (
         "equal to full attention under the band mask: both ends of the band, causal or not, "
         "the edges of the sequence, padding, window 0 and window >= T, and the gradients."

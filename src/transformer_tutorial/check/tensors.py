@@ -77,6 +77,10 @@ MISTAKES = {
     "{want_a}, and `{b}` one {want_a} where the book's holds {want_b}: either each nn.Linear "
     "was given its sizes the other way round (nn.Linear(in_features, out_features) takes the "
     "size of its input first), or the two layers are in each other's place.",
+    "dtype-lowered": "your result, {what}, has dtype {got} where the inputs are {want} (its "
+    "values are right to {got}'s precision): a cast inside your code lowers it (.float(), .to(torch.float32), or a new "
+    "tensor such as torch.zeros(shape) made without dtype=x.dtype). Keep the inputs' dtype (x.dtype), as "
+    "PyTorch's own functions do.",
     "pair-reversed": "you return ({second}, {first}): the pair is ({first}, {second}), {first} "
     "first.",
     "squeezed-size-one": "{what} has shape {got}, expected {shape}: an axis of size 1 is gone. "
@@ -125,6 +129,14 @@ def close(a: Tensor, b: Tensor, tol: float | None = None) -> bool:
     limit = max(TOLERANCE[torch.float64] if tol is None else tol, floor)
     a64, b64 = a.detach().to(torch.float64), b.detach().to(torch.float64)
     return bool(torch.allclose(a64, b64, atol=limit, rtol=limit, equal_nan=False))
+
+
+def expect_dtype_kept(result: object, like: Tensor, what: str) -> None:
+    """A float result keeps the float dtype of the inputs it is computed from (the check's
+    inputs are float64): called once its values are known to be right."""
+    if isinstance(result, Tensor) and result.is_floating_point() and result.dtype != like.dtype:
+        got, want = (str(t.dtype).replace("torch.", "") for t in (result, like))
+        raise Wrong.named(MISTAKES, "dtype-lowered", what=what, got=got, want=want)
 
 
 def expect_tensor(result: object, what: str, shape: tuple, sizes: dict | None = None) -> Tensor:

@@ -402,6 +402,8 @@ _FROM_BLIND = [
     ("rnn-input-bias-only", "b30", "check_rnn_cell", "input_left_out", "only in_proj's bias"),
     ("lstm-forget-on-h", "b30", "check_lstm_cell", "hidden_in_the_diary",
      "multiplies h, the previous output"),
+    ("dtype-lowered", "b31", "check_layer_norm", "float32_cast",
+     "has dtype float32 where the inputs are float64"),
     ("rnn-no-bias", "b30", "check_rnn_cell", "bias_dropped", "in_proj's bias b is left out"),
     ("init-order", "b30", "check_rnn_cell", "constructor_arguments_swapped",
      "order (hidden_size, input_size)"),

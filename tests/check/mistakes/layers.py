@@ -100,7 +100,7 @@ def norm_over(axes, unbiased=False):
 
 
 def layer_norm_into_float32_zeros(x):
-    """Correct maths in float32: the output built with torch.zeros(x.shape)."""
+    """Right maths, but the output built with torch.zeros(x.shape): float32 for float64 x."""
     y = torch.zeros(x.shape)
     mean = x.mean(-1, keepdim=True)
     var = ((x - mean) ** 2).mean(-1, keepdim=True)
@@ -488,6 +488,13 @@ MISTAKES = [
     Mistake(LOSS, "loss-instance", LabelSmoothingLoss(0.1), "pass `LabelSmoothingLoss`"),
 ]
 
+MISTAKES += [  # correct until B31: since then a result keeps its inputs' float dtype
+    Mistake(NORM, "norm-float32-zeros", layer_norm_into_float32_zeros, "torch.zeros(shape)",
+            mistake="dtype-lowered"),
+    Mistake(NORM, "norm-bfloat16", lambda x: norm_over(-1)(x).bfloat16(), "has dtype bfloat16",
+            mistake="dtype-lowered"),
+]  # fmt: skip
+
 CORRECT = [
     Correct(MASK, "causal-package", causal_mask),
     Correct(
@@ -502,8 +509,6 @@ CORRECT = [
         "norm-nn-layernorm",
         lambda x: nn.LayerNorm(x.shape[-1], elementwise_affine=False).double()(x),
     ),  # fmt: skip
-    Correct(NORM, "norm-float32-zeros", layer_norm_into_float32_zeros),
-    Correct(NORM, "norm-bfloat16", lambda x: norm_over(-1)(x).bfloat16()),
     Correct(FFN, "ffn-package", PositionwiseFeedForward),
     Correct(FFN, "ffn-clamp", ffn_with(lambda m, x: m.linear2(m.linear1(x).clamp_min(0)))),
     Correct(FFN, "ffn-functional", FFNBySequential),
