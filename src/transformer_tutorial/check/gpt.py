@@ -95,6 +95,10 @@ MISTAKES = {
     "constant (a log_softmax of the filtered logits, or another renormalisation): sampling from "
     "them is the same, but the filter returns the kept logits unchanged, "
     "logits.masked_fill(~kept, -inf), and leaves the softmax to the sampler.",
+    "top-p-tail-mass": "you keep tokens while the mass before them is below 1 - p, reading p as "
+    "the tail to cut: p is the nucleus's own mass, so keep them while it is below p.",
+    "top-p-fixed-p": "your filter keeps the same tokens whatever p it is given: a p written "
+    "into the code (such as 0.9) stands in place of the argument; use the p passed in.",
     "top-p-each-above-p": "you keep each token whose own probability is at least p (and the "
     "most likely one): the nucleus is the smallest set of most likely tokens whose probabilities "
     "add up to p -- sort them, take the cumulative sum, and keep tokens until it reaches p.",
@@ -317,6 +321,8 @@ _CANDIDATES: dict[str, list[Callable[[Tensor, float], Tensor]]] = {
     "top-p-threshold-ties": [_threshold],
     "top-p-whole-batch": _variants(flat=True),
     "top-p-softmax-axis": _variants(axis=0),
+    "top-p-tail-mass": [lambda x, p: _nucleus(x, 1 - p)],
+    "top-p-fixed-p": [lambda x, p, fixed=fixed: _nucleus(x, fixed) for fixed in (0.9, 0.95, 0.8)],
 }
 
 
@@ -324,7 +330,8 @@ _CANDIDATES: dict[str, list[Callable[[Tensor, float], Tensor]]] = {
 # mistake reproduces them all
 _SAID_ALONE = ("top-p-softmax-axis", "top-p-ascending", "top-p-mask-not-scattered",
                "top-p-no-softmax", "top-p-gather-unsort", "top-p-min-two", "top-p-dim-one",
-               "top-p-as-top-k", "top-p-batch-count", "top-p-relative", "top-p-each-above-p")  # fmt: skip
+               "top-p-as-top-k", "top-p-batch-count", "top-p-relative", "top-p-each-above-p",
+               "top-p-tail-mass", "top-p-fixed-p")  # fmt: skip
 
 
 def _reproduces(mistake: str | None, probes: list[tuple[Tensor, float, Tensor]]) -> bool:

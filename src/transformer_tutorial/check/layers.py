@@ -325,6 +325,9 @@ def check_feed_forward(cls: type) -> Verdict:
         for name, act in _ACTIVATIONS.items():
             if close(got, l2(act(l1(x)))):
                 raise Wrong.named(MISTAKES, "ffn-other-activation", name=name)
+        if (slope := _leaky_slope(got, l1, l2, x)) is not None:
+            name = f"a leaky ReLU (slope {slope:.3g} below 0)"
+            raise Wrong.named(MISTAKES, "ffn-other-activation", name=name)
         moved = x.clone()
         moved[:, 0] += 1.0  # position 0 changes: no other position's output may
         if not close(mine(moved)[:, 1:], got[:, 1:]):
@@ -354,6 +357,18 @@ _ACTIVATIONS = {"leaky_relu": torch.nn.functional.leaky_relu, "ELU": torch.nn.fu
                 "ReLU6 (capped at 6)": torch.nn.functional.relu6,
                 "softmax": lambda h: torch.softmax(h, dim=-1),
                 "softplus": torch.nn.functional.softplus}  # fmt: skip
+
+
+def _leaky_slope(got: Tensor, l1, l2, x: Tensor) -> float | None:
+    """The negative slope of a leaky ReLU that gives ``got``, fitted by least squares and
+    confirmed at every position (None if no slope in (0, 1) does)."""
+    h = l1(x)
+    rest = got - l2(torch.relu(h))  # what the negative part adds
+    neg = h.clamp(max=0) @ l2.weight.T
+    slope = float((rest * neg).sum() / (neg * neg).sum().clamp_min(1e-300))
+    if 0 < slope < 1 and close(got, l2(torch.relu(h) + slope * h.clamp(max=0))):
+        return slope
+    return None
 
 
 def _feed_forward_large(mine: torch.nn.Module, x: Tensor) -> Wrong:

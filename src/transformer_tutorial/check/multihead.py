@@ -217,7 +217,7 @@ def check_multihead(cls: type) -> Verdict:
             result = call_attention(mine, q, k, v, m)  # out, or (out, weights)
             expect_pair_order(result, ("out", "weights"), ((B, Tq, D), (B, H, Tq, k.shape[1])))
             out = result[0] if isinstance(result, (tuple, list)) else result
-            out = expect_tensor(out, "out", (B, Tq, D))
+            out = expect_tensor(out, "out", (B, Tq, D), {"T_q": Tq, "T_k": k.shape[1]})
             expected, _ = reference(q, k, v, mask=m)
             if not close(out, expected):
                 raise _multihead_diagnosis(mine, reference, H, D, out, q, k, v, m)

@@ -31,6 +31,8 @@ MISTAKES = {
     "rnn-no-bias": "in_proj's bias b is left out (x @ in_proj.weight.T without + "
     "in_proj.bias): s = tanh(x W^T + b + state_proj(s_prev)); call the layer, in_proj(x), and it "
     "adds b.",
+    "rnn-input-squashed": "x goes through a tanh before in_proj: in_proj takes x as it is, s = "
+    "tanh(in_proj(x) + state_proj(s_prev)), one tanh around the sum.",
     "rnn-sigmoid": "the RNN cell squashes with tanh, not sigmoid: a sigmoid state is always "
     "positive.",
     "rnn-relu": "the RNN cell squashes with tanh, not ReLU: a ReLU state can grow without bound.",
@@ -94,6 +96,10 @@ MISTAKES |= {
     "lstm-h-from-old-c": "h is computed from the old memory c: h = sigmoid(o) * tanh(c') uses "
     "the new one.",
     "lstm-no-output-gate": "the output gate is missing: h = sigmoid(o) * tanh(c'), not tanh(c').",
+    "lstm-output-gate-raw": "the output gate o is used without its sigmoid: h = sigmoid(o) * "
+    "tanh(c'), so that the gate lies between 0 and 1.",
+    "lstm-tanh-forget": "the forget gate takes tanh, not sigmoid: a gate lies between 0 and 1, "
+    "c' = sigmoid(f) * c + sigmoid(i) * tanh(g).",
     "lstm-output-gate-tanh": "the output gate takes sigmoid, not tanh: h = sigmoid(o) * tanh(c').",
     "lstm-coupled-input-gate": "the input gate is 1 - sigmoid(f), coupled to the forget gate as "
     "in a GRU; the LSTM has its own input gate: c' = sigmoid(f) c + sigmoid(i) tanh(g).",
@@ -189,6 +195,9 @@ def _lstm_mistakes(blocks, c, want_c, x_blocks):
     yield named("lstm-h-from-old-c"), (sig(o) * tanh(c), want_c)
     yield named("lstm-no-output-gate"), (tanh(want_c), want_c)
     yield named("lstm-output-gate-tanh"), (tanh(o) * tanh(want_c), want_c)
+    yield named("lstm-output-gate-raw"), (o * tanh(want_c), want_c)
+    yield (named("lstm-tanh-forget"),
+           _lstm_step(i, f, g, o, c, sig=lambda t: tanh(t) if t is f else sig(t)))  # fmt: skip
     yield (named("lstm-coupled-input-gate"),
            _lstm_step(i, f, g, o, c, sig=lambda t: 1 - sig(f) if t is i else sig(t)))  # fmt: skip
     yield named("lstm-tanh-outside-gate"), (tanh(sig(o) * want_c), want_c)
@@ -322,6 +331,7 @@ def _rnn_mistakes(mine: torch.nn.Module, x: torch.Tensor, s: torch.Tensor) -> di
         "rnn-no-tanh": a + b,
         "rnn-no-state": tanh(a),
         "rnn-no-input": tanh(b),
+        "rnn-input-squashed": tanh(mine.in_proj(tanh(x)) + b),
         "rnn-input-bias-only": tanh(b + mine.in_proj.bias),
         "rnn-no-bias": tanh(a - mine.in_proj.bias + b),
         "rnn-sigmoid": torch.sigmoid(a + b),

@@ -75,6 +75,11 @@ MISTAKES = {
     "{got} True entries. Row b is True at positions 0 .. lengths[b] - 1: positions counted from "
     "1 (arange(1, T + 1)) compared with <, or positions compared with < lengths - 1, lose the "
     "last one.",
+    "mask-width-first-row": "the mask has shape {shape}: for lengths {lengths} it is "
+    "lengths[0] = {first} wide, the first row's length; it is as wide as the longest, "
+    "max(lengths) = {T} (a batch need not be sorted longest first).",
+    "mask-last-token-only": "only each row's last real position, lengths[b] - 1, is True: every "
+    "position before lengths[b] is a real token, positions < lengths[:, None].",
     "mask-off-by-one": "off by one: row b has lengths[b] real tokens, positions 0 .. lengths[b] - "
     "1, so the test is `position < length`, not `position <= length` nor `position < length + 1`.",
     "mask-max-len-ignored": "with max_len=7 your mask is as wide as the longest row, not 7: "
@@ -263,19 +268,7 @@ def check_padding_mask(fn: Callable[..., Tensor]) -> Verdict:
     expect_kept({"lengths": given}, {"lengths": lengths})
     if not isinstance(got, Tensor):
         raise Wrong.differs(MESSAGES, "mask-not-tensor", kind=type(got).__name__)
-    if tuple(got.shape) == (T, B) and tuple(got.shape) != (B, T):
-        raise Wrong.named(MISTAKES, "mask-time-first", shape=tuple(got.shape), B=B, T=T)
-    if tuple(got.shape) == (B, B) and B != T:
-        raise Wrong.named(MISTAKES, "mask-width-batch", shape=tuple(got.shape), B=B, T=T)
-    if tuple(got.shape) == (B, T, 1):
-        raise Wrong.named(MISTAKES, "mask-extra-axis", shape=tuple(got.shape), B=B, T=T)
-    if tuple(got.shape) == (B, T + 1):
-        raise Wrong.named(MISTAKES, "mask-one-too-wide", width=T + 1, T=T)
-    if tuple(got.shape) == (B, 1, 1, T):
-        raise Wrong.named(MISTAKES, "mask-attention-shape", shape=tuple(got.shape), B=B, T=T)
-    if tuple(got.shape) != (B, T):
-        raise Wrong.differs(MESSAGES, "mask-shape", lengths=lengths.tolist(), B=B, T=T,
-                             shape=tuple(got.shape))  # fmt: skip
+    _expect_mask_shape(got, lengths)
     if got.dtype != torch.bool:
         values = got.long() if not got.dtype.is_floating_point else got.round().long()
         if torch.equal(values, want.long()):
@@ -291,6 +284,8 @@ def check_padding_mask(fn: Callable[..., Tensor]) -> Verdict:
     if torch.equal(got, positions[None, :] < lengths[:, None] - 1):
         raise Wrong.named(MISTAKES, "mask-one-short", lengths=lengths.tolist(),
                           got=got.sum(-1).tolist())  # fmt: skip
+    if torch.equal(got, positions[None, :] == lengths[:, None] - 1):
+        raise Wrong.named(MISTAKES, "mask-last-token-only")
     if not torch.equal(got, want) and sorted(got.tolist()) == sorted(want.tolist()):
         raise Wrong.named(MISTAKES, "mask-rows-sorted", lengths=lengths.tolist())
     if not torch.equal(got, want):
@@ -309,3 +304,24 @@ def check_padding_mask(fn: Callable[..., Tensor]) -> Verdict:
         raise Wrong.differs(MESSAGES, "mask-empty-row", want=padding_mask(empty).int(),
                             got=got.int() if isinstance(got, Tensor) else got)  # fmt: skip
     return "True at the real tokens, False on padding, (B, T) bool, and max_len is honoured."
+
+
+def _expect_mask_shape(got: Tensor, lengths: Tensor) -> None:
+    """The mask is (B, T), T the longest length; a shape that shows its slip is named."""
+    B, T = len(lengths), int(lengths.max())
+    if tuple(got.shape) == (T, B) and tuple(got.shape) != (B, T):
+        raise Wrong.named(MISTAKES, "mask-time-first", shape=tuple(got.shape), B=B, T=T)
+    if tuple(got.shape) == (B, B) and B != T:
+        raise Wrong.named(MISTAKES, "mask-width-batch", shape=tuple(got.shape), B=B, T=T)
+    if tuple(got.shape) == (B, T, 1):
+        raise Wrong.named(MISTAKES, "mask-extra-axis", shape=tuple(got.shape), B=B, T=T)
+    if tuple(got.shape) == (B, T + 1):
+        raise Wrong.named(MISTAKES, "mask-one-too-wide", width=T + 1, T=T)
+    if tuple(got.shape) == (B, int(lengths[0])) and int(lengths[0]) != T:
+        raise Wrong.named(MISTAKES, "mask-width-first-row", shape=tuple(got.shape),
+                          lengths=lengths.tolist(), first=int(lengths[0]), T=T)  # fmt: skip
+    if tuple(got.shape) == (B, 1, 1, T):
+        raise Wrong.named(MISTAKES, "mask-attention-shape", shape=tuple(got.shape), B=B, T=T)
+    if tuple(got.shape) != (B, T):
+        raise Wrong.differs(MESSAGES, "mask-shape", lengths=lengths.tolist(), B=B, T=T,
+                             shape=tuple(got.shape))  # fmt: skip
