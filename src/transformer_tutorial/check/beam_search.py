@@ -20,6 +20,7 @@ from .decoding import (
     decoding_case,
     decoding_cases,
     first_difference,
+    in_training_mode,
     sentences,
 )
 from .engine import check
@@ -240,7 +241,10 @@ _ALIASES = {"pad-in-length": "no-penalty", "no-finished-to-max-len": "no-finishe
 _NO_FINISHED = ("no-finished", "no-finished-to-max-len")  # the loop stops: by sentence, at L
 _VARIANTS: dict[int, dict] = {}  # the outputs of the mistakes of _BEAM_MISTAKES on each probe
 _LP = "lp(Y) = ((5 + |Y|) / 6) ** length_penalty"  # the field {lp} of the templates
-MISTAKES = {  # beam-<mistake>: the sentence of each mistake of _beam_steps
+MISTAKES = {  # beam-<mistake>: the sentence of each mistake of _beam_steps (but no-eval)
+    "beam-no-eval": "handed a model in training mode, your search keeps dropout on: the "
+    "hypotheses change from call to call. Call model.eval() before decoding (the book's "
+    "beam_search does), so that every dropout layer lets everything through.",
     "beam-copies": "your output is exactly greedy search's on every probe: the beam adds nothing. "
     "Two mistakes give this. Either the beams start as copies of one hypothesis -- at the first "
     "step there is only BOS: let one hypothesis grow from it (the others start at log-probability "
@@ -329,7 +333,7 @@ MISTAKES = {  # beam-<mistake>: the sentence of each mistake of _beam_steps
     "not before). Stop when all of a sentence's hypotheses are finished (or at max_len), then "
     "return the best; |Y| counts the new token.",
 }
-_BEAM_MISTAKES = tuple(key.removeprefix("beam-") for key in MISTAKES)
+_BEAM_MISTAKES = tuple(key.removeprefix("beam-") for key in MISTAKES if key != "beam-no-eval")
 
 MESSAGES = {
     "book-beam": "the book's beam search with beam_size = {beam_size}",
@@ -384,7 +388,8 @@ def check_beam_search(fn: Callable[..., Tensor]) -> Verdict:
     ``log P(Y) / ((5 + |Y|) / 6) ** length_penalty``; a hypothesis that has produced EOS is
     finished and keeps competing; the best one, without BOS, padded after its EOS. Tried on
     four small random translators with beam sizes 1 to 4 and length penalties 0.6 to 2.0, and
-    with each sentence alone; a wrong output is compared with the usual mistakes' outputs."""
+    with each sentence alone, and on a model handed over in training mode (dropout must be off
+    while decoding); a wrong output is compared with the usual mistakes' outputs."""
     cases, outputs = decoding_cases(), []
     for i, (c, K, alpha) in enumerate(BEAM_PROBES):
         case = cases[c]
@@ -402,7 +407,18 @@ def check_beam_search(fn: Callable[..., Tensor]) -> Verdict:
     wrong = alone_mistake(fn, outputs[0], cases[c], beam_size=K, length_penalty=alpha)
     if wrong is not None:
         raise wrong
+    _expect_eval_mode(fn, cases[c], K, alpha, outputs[0])
     return (  # the words chapter 15's stored run shows
         "beam_size = 1 is greedy search; beam_size = 3 with the length penalty, "
         "finished hypotheses and padding is right."
     )
+
+
+@torch.no_grad()
+def _expect_eval_mode(fn: Callable, case: Case, K: int, alpha: float, want: list) -> None:
+    """The search on a model handed over in training mode must equal the search in eval mode."""
+    model = in_training_mode(case.model)
+    out = fn(model, case.src, K, case.max_len, bos_id=BOS_ID, eos_id=case.eos,
+             length_penalty=alpha)  # fmt: skip
+    if sentences(out, len(case.src), case.pad) != want and model.training:
+        raise Wrong.named(MISTAKES, "beam-no-eval")

@@ -57,7 +57,9 @@ MISTAKES = {
     "one, {best}: the argmax over the vocabulary of the last position's logits, PAD excluded. A "
     "sample or another rank does this; so do an index shifted by a slice (the argmax of logits[:, "
     "1:] without adding the 1 back), scores normalised over another axis (a softmax over the "
-    "batch), or a decoder fed something other than BOS and the tokens so far.",
+    "batch), a decoder fed something other than BOS and the tokens so far, or a decoder given "
+    "another src than the sentences' own (decode uses src for its padding mask: a src without "
+    "its PAD, such as torch.ones_like(src), lets the source's padding be attended to).",
     "greedy-wrong-start": "your search starts from {token} (id {id}) instead of BOS: with that "
     "first input every token is the most probable one, so only the start is wrong. The "
     "decoder's first input is bos_id ({bos}), e.g. torch.full((B, 1), bos_id).",
@@ -328,7 +330,7 @@ def _expect_deterministic(fn: Callable, case: Case) -> None:
             raise Wrong.named(MISTAKES, "greedy-not-deterministic")
 
 
-def _in_training_mode(model: Transformer) -> Transformer:
+def in_training_mode(model: Transformer) -> Transformer:
     """A copy of ``model`` in training mode with dropout 0.5 everywhere, as a model is when it
     comes straight from its training loop."""
     model = copy.deepcopy(model).train()
@@ -360,7 +362,7 @@ def _expect_pad_excluded_when_all_negative(fn: Callable, want: list) -> None:
 
 def _expect_eval_mode(fn: Callable, case: Case, want: list) -> None:
     """The search on a model handed over in training mode must equal the search in eval mode."""
-    model = _in_training_mode(case.model)
+    model = in_training_mode(case.model)
     got = sentences(fn(model, case.src, case.max_len, BOS_ID, case.eos), len(case.src), case.pad)
     if got != want and model.training:
         raise Wrong.named(MISTAKES, "greedy-no-eval")

@@ -13,7 +13,7 @@ from ..feedforward import PositionwiseFeedForward
 from ..masks import causal_mask
 from .diagnoses import expect_same_twice
 from .engine import check
-from .tensors import build, close, expect_tensor, randn, with_weights_of
+from .tensors import build, close, expect_dtype_kept, expect_tensor, randn, with_weights_of
 from .verdict import Verdict, Wrong, say
 
 MISTAKES = {
@@ -304,6 +304,7 @@ def check_feed_forward(cls: type) -> Verdict:
             if not close(mine(large), reference(large)):
                 raise _feed_forward_large(mine, large)
             _expect_same_in_training(mine, reference, x)
+            expect_dtype_kept(got, x, "the output")
             return "linear1 -> ReLU -> linear2, position by position, is right."
         l1, l2 = mine.linear1, mine.linear2
         mistakes = {  # the mistake, the output it gives

@@ -12,7 +12,15 @@ from ..attention import attention
 from ..multihead import MultiHeadAttention
 from .diagnoses import MASKING, call_attention, random_output
 from .engine import check
-from .tensors import build, close, expect_pair_order, expect_tensor, randn, with_weights_of
+from .tensors import (
+    build,
+    close,
+    expect_dtype_kept,
+    expect_pair_order,
+    expect_tensor,
+    randn,
+    with_weights_of,
+)
 from .verdict import POLARITY, Verdict, Wrong, say
 
 MISTAKES = {
@@ -221,5 +229,6 @@ def check_multihead(cls: type) -> Verdict:
             expected, _ = reference(q, k, v, mask=m)
             if not close(out, expected):
                 raise _multihead_diagnosis(mine, reference, H, D, out, q, k, v, m)
+    expect_dtype_kept(out, q, "out")
     return ("heads, scale, concatenation, output projection, the padding mask and a query "
             "that sees no key are right.")  # fmt: skip

@@ -14,6 +14,7 @@ from .tensors import (
     backward,
     build,
     close,
+    expect_dtype_kept,
     expect_tensor,
     randn,
     tolerance,
@@ -255,6 +256,8 @@ def check_lstm_cell(cls: type) -> Verdict:
                 raise Wrong.named(GRADIENTS, "gradient-detached", name=name)
         if not (close(x_.grad, x2.grad, tol) and close(h_.grad, h2.grad, tol)):
             raise Wrong.differs(MESSAGES, "lstm-gradients-differ")
+        expect_dtype_kept(got_h, x, "h")
+        expect_dtype_kept(got_c, x, "c")
         return "gates, memory update, output and gradients are right (PyTorch's gate order)."
     if close(got_h, want_c) and close(got_c, want_h):
         raise Wrong.named(MISTAKES, "lstm-returns-c-h")
@@ -304,6 +307,7 @@ def check_rnn_cell(cls: type) -> Verdict:
         backward(mine(x, s_).sum(), "the new state")
         if s_.grad is None or not s_.grad.any():
             raise Wrong.named(GRADIENTS, "gradient-detached", name="s_prev")
+        expect_dtype_kept(got, x, "the new state")
         return "the state update s = tanh(in_proj(x) + state_proj(s_prev)) is right."
     found = [key for key, wrong in _rnn_mistakes(mine, x, s).items() if close(got, wrong)]
     if len(found) == 1:

@@ -14,6 +14,9 @@ from .tensors import backward, close, expect_pair_order, expect_tensor, randn, u
 from .verdict import Verdict, Wrong, say
 
 MISTAKES = {
+    "self-attn-keeps-keys": "your layer keeps K and V from an earlier call: called again with "
+    "another x of the same shape, it attends over the first x's keys and values. Compute K = x "
+    "W_k and V = x W_v from the x of each call; a layer keeps only its weights.",
     "self-attn-returns-scores": "the weights you return are the scaled scores Q K^T / sqrt(d_k), "
     "before the softmax: return the softmax of the scores, the weights that make out.",
     "self-attn-relu-normalised": "your weights are ReLU(Q K^T / sqrt(d_k)), each row divided by "
@@ -63,6 +66,9 @@ MISTAKES = {
 }
 
 MESSAGES = {
+    "self-attn-second-call": "right for one x, but a second call with another x of the same "
+    "shape gives another result than softmax(Q K^T / sqrt(d_k)) V of that x: does the layer "
+    "keep something from one call to the next?",
     "self-attn-square-differs": "built with d_v = d_in ({d_in}), your out differs from "
     "softmax(Q K^T / sqrt(d_k)) V, though it is right when d_v differs from d_in: something in "
     "your layer depends on the two widths being equal.",
@@ -124,6 +130,19 @@ def unmasked_weights(out: Tensor, weights: Tensor, want_out: Tensor, unmasked: T
     if mask is not None and close(out, want_out) and close(weights, unmasked):
         return Wrong.named(MISTAKES, "self-attn-weights-unmasked")
     return None
+
+
+@torch.no_grad()
+def _expect_fresh_keys(mine: torch.nn.Module, x: Tensor, matrices: tuple) -> None:
+    """A second call with another x of the same shape attends over that x's keys and values."""
+    W_q, W_k, W_v = matrices
+    x2 = randn(*x.shape, seed=7) * 2
+    got = mine(x2)[0].double()
+    if close(got, attention(x2 @ W_q, x2 @ W_k, x2 @ W_v)[0]):
+        return
+    if close(got, attention(x2 @ W_q, x @ W_k, x @ W_v)[0]):
+        raise Wrong.named(MISTAKES, "self-attn-keeps-keys")
+    raise Wrong.differs(MESSAGES, "self-attn-second-call")
 
 
 def _expect_gradients(mine: torch.nn.Module, x: Tensor, mask: Tensor, matrices: tuple) -> None:
@@ -258,6 +277,7 @@ def check_self_attention(cls: type) -> Verdict:
         if close(out, want) and close(weights, want_w):
             continue
         _diagnose(out, weights, x, (W_q, W_k, W_v), probe_mask)
+    _expect_fresh_keys(mine, x, (W_q, W_k, W_v))
     _expect_gradients(mine, x, mask, (W_q, W_k, W_v))
     _expect_same_when_square(cls, d_in, d_k, x)
     try:  # built without d_v: V is d_k wide

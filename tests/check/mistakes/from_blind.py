@@ -414,6 +414,9 @@ _FROM_BLIND = [
      "only each row's last real position"),
     ("top-p-tail-mass", "b31", "check_top_p", "p_as_tail_mass", "reading p as the tail"),
     ("top-p-fixed-p", "b31", "check_top_p", "p_hard_coded", "whatever p it is given"),
+    ("beam-no-eval", "b32", "check_beam_search", "dropout_left_on", "keeps dropout on"),
+    ("self-attn-keeps-keys", "b32", "check_self_attention", "caches_keys_values",
+     "keeps K and V from an earlier call"),
     ("rnn-no-bias", "b30", "check_rnn_cell", "bias_dropped", "in_proj's bias b is left out"),
     ("init-order", "b30", "check_rnn_cell", "constructor_arguments_swapped",
      "order (hidden_size, input_size)"),
@@ -486,6 +489,11 @@ MISTAKES = [
          "a fixed number per sentence"),
         ("softmax-nan-rows", "b23", "check_masked_softmax", "guard_wrong_axis",
          "along another axis than the keys'"),
+        # after B32: a module's lowered dtype, and a source mask of ones among the causes
+        ("dtype-lowered", "b32", "check_rnn_cell", "float32_output",
+         "has dtype float32 where the inputs are float64"),
+        ("greedy-not-argmax", "b32", "check_greedy_decode", "source_mask_ignored",
+         "torch.ones_like(src)"),
         # after B31: a leaky ReLU of any slope
         ("ffn-other-activation", "b31", "check_feed_forward", "leaky_relu",
          "a leaky ReLU (slope 0.1 below 0)"),
