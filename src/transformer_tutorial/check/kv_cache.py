@@ -13,6 +13,7 @@ from ..sequences import BOS_ID
 from ..transformer import KVCache
 from .decoding import decoding_case
 from .engine import check
+from .tensors import MISTAKES as TENSORS
 from .tensors import close, randn, unpacks_to
 from .verdict import Verdict, Wrong
 
@@ -164,6 +165,12 @@ def _append(cache, new: tuple, pieces: tuple, explain=_history_mistake) -> None:
     result = cache.append_self(*new)
     if not unpacks_to(result, 2):
         raise Wrong.differs(MESSAGES, "kv-cache-not-a-pair")
+    keys, values = (
+        torch.cat([*parts, latest], dim=2) for parts, latest in zip(pieces, new, strict=True)
+    )
+    if not close(keys, values) and all(isinstance(t, Tensor) for t in result):
+        if close(result[0], values) and close(result[1], keys):
+            raise Wrong.named(TENSORS, "pair-reversed", first="keys", second="values")
     for name, got, parts, latest in zip(_NAMES, result, pieces, new, strict=True):
         parts.append(latest)
         if not (isinstance(got, Tensor) and close(got, torch.cat(parts, dim=2))):

@@ -489,6 +489,9 @@ MISTAKES = [
          "a fixed number per sentence"),
         ("softmax-nan-rows", "b23", "check_masked_softmax", "guard_wrong_axis",
          "along another axis than the keys'"),
+        # after B32: the cache's pair the wrong way round (six sets wrote it)
+        ("pair-reversed", "b32", "check_kv_cache", "returns_values_keys",
+         "you return (values, keys)"),
         # after B32: a module's lowered dtype, and a source mask of ones among the causes
         ("dtype-lowered", "b32", "check_rnn_cell", "float32_output",
          "has dtype float32 where the inputs are float64"),
