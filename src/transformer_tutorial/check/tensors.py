@@ -78,9 +78,9 @@ MISTAKES = {
     "was given its sizes the other way round (nn.Linear(in_features, out_features) takes the "
     "size of its input first), or the two layers are in each other's place.",
     "dtype-lowered": "your result, {what}, has dtype {got} where the inputs are {want} (its "
-    "values are right to {got}'s precision): a cast inside your code lowers it (.float(), .to(torch.float32), or a new "
-    "tensor such as torch.zeros(shape) made without dtype=x.dtype). Keep the inputs' dtype (x.dtype), as "
-    "PyTorch's own functions do.",
+    "values are right to {got}'s precision): a cast inside your code lowers it (.float(), "
+    ".to(torch.float32), or a new tensor such as torch.zeros(shape) made without "
+    "dtype=x.dtype). Keep the inputs' dtype (x.dtype), as PyTorch's own functions do.",
     "pair-reversed": "you return ({second}, {first}): the pair is ({first}, {second}), {first} "
     "first.",
     "squeezed-size-one": "{what} has shape {got}, expected {shape}: an axis of size 1 is gone. "
@@ -299,8 +299,8 @@ def build(cls: type, sizes: tuple, book: type, names: tuple) -> torch.nn.Module:
                       params=", ".join(params))  # fmt: skip
         if _parameters(cls)[: len(sizes)] == shown:  # the reader's own names say so
             raise Wrong.named(MISTAKES, "init-order", **fields) from err
-        if isinstance(err, Wrong) and err.mistake is not None:
-            raise
+        if not isinstance(err, Wrong) or err.mistake is not None:
+            raise  # the reader's own error keeps its place and line; a name stays as it is
         raise Wrong(f"{err} {say(MESSAGES, 'init-order-sizes', **fields)}") from err
 
 
