@@ -1,0 +1,1 @@
+"""Blind set B33: reader mistakes and correct variants written from the chapters alone."""
