@@ -66,6 +66,10 @@ MISTAKES = {
     "greedy-no-eval": "handed a model in training mode, your search keeps dropout on: the "
     "tokens change from call to call. Call model.eval() before decoding (the book's "
     "greedy_decode does), so that every dropout layer lets everything through.",
+    "greedy-pad-columns": "every token is right, but your output is {width} columns wide where "
+    "the longest sentence has {longest} tokens (EOS included): its last {extra} column(s) hold "
+    "only PAD. T' is the longest sentence's length: stop the loop once every sentence has "
+    "ended, or cut the columns after it.",
     # the mistakes of greedy and beam search alike (common_mistake, alone_mistake)
     "greedy-with-bos": "your output starts with BOS (id {bos}): return only the generated "
     "tokens, (B, T') without BOS.",
@@ -270,9 +274,9 @@ def _wrong_start(got: list, case: Case) -> Wrong | None:
 def check_greedy_decode(fn: Callable[..., Tensor]) -> Verdict:
     """``fn(model, src, max_len, bos_id, eos_id) -> (B, T')``: at each step the most probable
     token that is not PAD; a sentence ends with its EOS (kept) or after ``max_len`` tokens, and
-    its row is padded with PAD after its end; BOS is not returned. Tried on four small random
-    translators, and with each sentence alone."""
-    cases, outputs = decoding_cases(), []
+    its row is padded with PAD after its end; BOS is not returned; ``T'`` is the longest
+    sentence's length. Tried on four small random translators, and with each sentence alone."""
+    cases, outputs, widths = decoding_cases(), [], []
     _expect_deterministic(fn, cases[0])
     for c, case in enumerate(cases):
         model, src, L, eos, pad = case.model, case.src, case.max_len, case.eos, case.pad
@@ -280,9 +284,11 @@ def check_greedy_decode(fn: Callable[..., Tensor]) -> Verdict:
             ours = greedy_decode(model, src, L, BOS_ID, eos)
             BOOK_OUTPUTS["greedy", c] = sentences(ours, len(src), pad)
         want = BOOK_OUTPUTS["greedy", c]
-        got = sentences(fn(model, src, L, BOS_ID, eos), len(src), pad)
+        result = fn(model, src, L, BOS_ID, eos)
+        got = sentences(result, len(src), pad)
         outputs.append(got)
         if got == want:
+            widths.append((result.shape[1], max(map(len, got))))
             continue
         wrong = common_mistake(got, want, case)
         for mistake in _GREEDY_MISTAKES:
@@ -299,6 +305,10 @@ def check_greedy_decode(fn: Callable[..., Tensor]) -> Verdict:
         raise wrong
     _expect_eval_mode(fn, cases[0], outputs[0])
     _expect_pad_excluded_when_all_negative(fn, outputs[0])
+    for width, longest in widths:
+        if width > longest:
+            raise Wrong.named(MISTAKES, "greedy-pad-columns", width=width, longest=longest,
+                              extra=width - longest)  # fmt: skip
     return "tokens, the stop at EOS, max_len, padding, and each sentence alone are right."
 
 

@@ -67,6 +67,9 @@ MISTAKES |= {
     "10000 to -2 alone. Put the exponent in brackets, 10000 ** (-2 * j / d_model).",
     "table-integer": "the table has dtype {dtype}: every sine and cosine is cut to an integer. "
     "Build it as floats (torch.zeros(max_len, d_model), torch.arange(...).float()).",
+    "table-not-float32": "the table is right, in {dtype}: return it in float32, the dtype of "
+    "the embeddings it is added to (a float64 table would turn every activation after it into "
+    "float64). Computing the angles in float64 is fine; convert at the end with .float().",
     "table-zeros": "row 0 is all zeros: cos(0) = 1, so the odd columns of row 0 must be 1.",
     # the feed-forward network
     "ffn-no-relu": "there is no ReLU between the two layers: two linear maps in a row are one "
@@ -236,6 +239,8 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], Tensor]) -> Verdict:
         raise Wrong.named(MISTAKES, "table-integer", dtype=got.dtype)
     expected = _table(max_len, D)
     if close(got, expected, 1e-4):
+        if got.dtype != torch.float32:
+            raise Wrong.named(MISTAKES, "table-not-float32", dtype=got.dtype)
         return "the table is right (sines in the even columns, cosines in the odd ones)."
     swapped = expected.clone()
     swapped[:, 0::2], swapped[:, 1::2] = expected[:, 1::2], expected[:, 0::2]

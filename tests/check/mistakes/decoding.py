@@ -53,7 +53,7 @@ def greedy_with(mistake):
 
 @torch.no_grad()
 def greedy_per_sentence(model, src, max_len, bos_id, eos_id):
-    """Correct, one sentence at a time, its padding cut off."""
+    """Correct, one sentence at a time, its padding cut off; as wide as the longest output."""
     model.eval()
     pad = model.config.pad_id
     out = torch.full((src.shape[0], max_len), pad)
@@ -67,7 +67,8 @@ def greedy_per_sentence(model, src, max_len, bos_id, eos_id):
             out[b, t] = tokens[-1]
             if tokens[-1] == eos_id:
                 break
-    return out
+    longest = int((out != pad).sum(-1).max())  # no PAD inside a sentence: its length
+    return out[:, :longest]
 
 
 _GREEDY = [
