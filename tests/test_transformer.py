@@ -367,6 +367,10 @@ def test_too_long_sequences_raise_clear_errors():
     model.decode(torch.ones(1, 24, dtype=torch.long), memory, src[:, :5], cache)
     with pytest.raises(ValueError, match="max_len"):
         model.decode(torch.ones(1, 1, dtype=torch.long), memory, src[:, :5], cache)
+    cache = model.new_cache()  # a prefix fed again after the cache took it: the cache is said
+    model.decode(torch.ones(1, 20, dtype=torch.long), memory, src[:, :5], cache)
+    with pytest.raises(ValueError, match="the cache already holds 20 positions"):
+        model.decode(torch.ones(1, 21, dtype=torch.long), memory, src[:, :5], cache)
 
 
 def test_wrong_inputs_raise_clear_errors():

@@ -573,10 +573,15 @@ def validate_tokens(config: TransformerConfig, name: str, tokens: Tensor, offset
             f"{tokens.dtype}; add a batch dimension with .unsqueeze(0) for one sentence."
         )
     if offset + tokens.shape[1] > config.max_len:
+        fix = "shorten the sequence or build the model with a larger max_len."
+        if offset > 0 and tokens.shape[1] > 1:  # a cache holds the earlier positions
+            fix = (
+                f"the cache already holds {offset} positions and {name}'s "
+                f"{tokens.shape[1]} come after them: with a cache, feed only the new token."
+            )
         raise ValueError(
             f"{name} reaches position {offset + tokens.shape[1] - 1}, but the model has "
-            f"positions 0..{config.max_len - 1} (config.max_len={config.max_len}); "
-            f"shorten the sequence or build the model with a larger max_len."
+            f"positions 0..{config.max_len - 1} (config.max_len={config.max_len}); {fix}"
         )
 
 

@@ -67,6 +67,8 @@ MISTAKES = {
     "additive-tanh-after-w_v": "the tanh comes after w_v: it belongs inside, score = w_v . "
     "tanh(W_q q + W_k k), so that w_v weighs the squashed features.",
     "additive-relu": "the score squashes with ReLU; additive attention uses tanh.",
+    "additive-product": "the projected query and key are multiplied: additive attention adds "
+    "them, score = w_v . tanh(W_q q + W_k k).",
     "additive-no-w_v": "w_v is not used: you sum tanh(W_q q + W_k k) over its hidden features; "
     "w_v weighs them (score = w_v . tanh(...)).",
     "additive-out-from-keys": "out has the keys' size {dk}: out = weights @ values, the values' "
@@ -251,13 +253,15 @@ def check_attention(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
 
 # --- additive attention ---------------------------------------------------------------------------
 
-_SCORES = {  # score functions a reader may write instead of w_v . tanh(W_q q + W_k k)
-    "additive-no-tanh": lambda m, pre: m.w_v(pre),
-    "additive-tanh-after-w_v": lambda m, pre: torch.tanh(m.w_v(pre)),
-    "additive-double-tanh": lambda m, pre: torch.tanh(m.w_v(torch.tanh(pre))),
-    "additive-relu": lambda m, pre: m.w_v(torch.relu(pre)),
-    "additive-sigmoid": lambda m, pre: m.w_v(torch.sigmoid(pre)),
-    "additive-no-w_v": lambda m, pre: torch.tanh(pre).sum(-1, keepdim=True),
+_SCORES = {  # score functions a reader may write instead of w_v . tanh(W_q q + W_k k), from
+    # the projected queries a (B, T_q, 1, H) and keys b (B, 1, T_k, H)
+    "additive-no-tanh": lambda m, a, b: m.w_v(a + b),
+    "additive-tanh-after-w_v": lambda m, a, b: torch.tanh(m.w_v(a + b)),
+    "additive-double-tanh": lambda m, a, b: torch.tanh(m.w_v(torch.tanh(a + b))),
+    "additive-relu": lambda m, a, b: m.w_v(torch.relu(a + b)),
+    "additive-sigmoid": lambda m, a, b: m.w_v(torch.sigmoid(a + b)),
+    "additive-no-w_v": lambda m, a, b: torch.tanh(a + b).sum(-1, keepdim=True),
+    "additive-product": lambda m, a, b: m.w_v(torch.tanh(a * b)),
 }
 
 
@@ -300,13 +304,13 @@ def check_additive_attention(cls: type) -> Verdict:
                 continue
             if wrong := unmasked_weights(out, weights, want_out, reference(q, k, v)[1], m):
                 raise wrong
-            pre = mine.W_q(q).unsqueeze(-2) + mine.W_k(k).unsqueeze(-3)  # (B, Tq, Tk, Hd)
+            a, b = mine.W_q(q).unsqueeze(-2), mine.W_k(k).unsqueeze(-3)  # (B, Tq, 1, Hd) ...
             for key, score in _SCORES.items():
-                if close(weights, masked_softmax(score(mine, pre).squeeze(-1), m)):
+                if close(weights, masked_softmax(score(mine, a, b).squeeze(-1), m)):
                     raise Wrong.named_or_differs(MISTAKES, MESSAGES, key)
             if close(weights, want_w):
                 raise Wrong.differs(MESSAGES, "additive-out-differs")
-            scores = mine.w_v(torch.tanh(pre)).squeeze(-1)
+            scores = mine.w_v(torch.tanh(a + b)).squeeze(-1)  # (B, Tq, Tk)
             raise masking_mistake(weights, scores, m)
     _expect_no_dropout(mine, *probes[1])
     return ("scores, masked weights (also for a query that sees no key) and the weighted sum "

@@ -1,14 +1,10 @@
 """Diagnoses shared by every check whose block contains the same step.
 
-Masking: a softmax over masked scores goes wrong in a handful of ways (the mask's polarity, a
--1e9 fill, NaN rows, zeroing after the softmax, the wrong axis); every check whose block holds a
-masked softmax asks ``masking_mistake`` which of them gives the reader's weights.
-
-A loss over padded target tokens is averaged in one right way and several wrong ones; every loss
-check (the seq2seq loss with teacher forcing, the label-smoothed loss) asks the same questions of
-a wrong value, here: which normalisation gives it, and, when none does, which tell-tale relation
-it has to the right value (a negative loss, a ratio equal to tokens / sentences).
-"""
+Masking: every check whose block holds a masked softmax asks ``masking_mistake`` which of the
+usual mistakes (polarity, a -1e9 fill, NaN rows, zeroing after the softmax, the wrong axis) gives
+the reader's weights. Losses over padded targets: every loss check asks which normalisation gives
+a wrong value, or else which tell-tale relation it has to the right one (negative, a ratio equal
+to tokens / sentences)."""
 
 from __future__ import annotations
 
@@ -359,6 +355,8 @@ LOSS = {
     "(ignore_index=PAD_ID, or multiply by the mask of real tokens).",
     "loss-twice-divided": "you divide the mean over the real tokens by the number of sentences "
     "({sentences}) once more.",
+    "loss-padding-only": "your loss is the mean over the padding positions only, not over the "
+    "{tokens} real tokens: the mask is inverted. Keep the positions where target != PAD_ID.",
 }
 
 LOSS_MESSAGES = {
@@ -388,6 +386,7 @@ def loss_normalisations(per_token: Tensor, real: Tensor) -> dict[str, list[Tenso
         "loss-pad-in-mean": [zeroed.mean(), per_token.mean()],  # zeroed, or not even that
         "loss-twice-divided": [zeroed.sum() / real.sum() / B],
         "loss-pad-in-sum": [per_token.sum() / real.sum()],
+        "loss-padding-only": [per_token[~real].mean()],
     }
 
 

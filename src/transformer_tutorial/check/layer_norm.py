@@ -38,6 +38,9 @@ MISTAKES = {
     "norm-other-eps": "your eps is {got:.0e}, the book's (nn.LayerNorm's) {eps:g}: it shows "
     "where a position's features barely vary (variance ~1e-6).",
     "norm-no-division": "you subtract the mean but do not divide by sqrt(var + eps).",
+    "norm-mean-var-swapped": "the mean and the variance have changed places: you subtract the "
+    "variance and divide by the square root of the mean (NaN where the mean is negative). "
+    "torch.var_mean returns (var, mean), in that order.",
     "norm-in-place": "the output is right, but your function changed its input x in place (-=, "
     "/=, or an out= argument): the caller's tensor is overwritten, and autograd needs it for "
     "the backward pass. Compute a new tensor, y = (x - mean) / sqrt(var + eps).",
@@ -109,7 +112,7 @@ def check_layer_norm(fn: Callable[[Tensor], Tensor], eps: float = 1e-5) -> Verdi
     if (fit := _implied_eps(x, got.detach().double())) is not None:  # 1e-12, 1e-6, ...
         raise Wrong.named(MISTAKES, fit[0], got=fit[1], eps=eps)
     for key, wrong in _layer_norm_mistakes(x, eps).items():
-        if close(got, wrong, 1e-6):
+        if close(got, wrong, 1e-6) or close(got.nan_to_num(9.0), wrong.nan_to_num(9.0), 1e-6):
             raise Wrong.named(MISTAKES, key)
     _describe_layer_norm(x.double(), got.detach().double(), eps)
     raise Wrong.differs(MESSAGES, "norm-differs")
@@ -195,4 +198,5 @@ def _layer_norm_mistakes(x: Tensor, eps: float) -> dict[str, Tensor]:
         "norm-square-of-sum": centred / torch.sqrt(centred.sum(-1, keepdim=True) ** 2 / 8 + eps),
         "norm-rms": x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps),
         "norm-no-division": x - mean,
+        "norm-mean-var-swapped": (x - var) / torch.sqrt(mean + eps),  # var_mean's order
     }
