@@ -60,6 +60,18 @@ MISTAKES = {
     "it can see.",
     "bert-mask-select-prob-fixed": "with select_prob={share} {chosen:.1%} of the real tokens were "
     "chosen: use the `select_prob` argument, not a fixed 0.15.",
+    "bert-mask-select-inverted": "{share:.1%} of the real tokens were chosen, about 1 - "
+    "select_prob = 85%: you choose with probability 1 - select_prob (rand > select_prob, or "
+    "rand < 1 - select_prob). Choose a token when its number is below select_prob.",
+    "bert-mask-random-unchanged-swapped": "with mask_prob=0.5, random_prob=0.3 {share:.1%} of "
+    "the chosen tokens got a random token, about 1 - mask_prob - random_prob = 20%: the random "
+    "and the unchanged cases have changed places (at 0.8 / 0.1 / 0.1 they look alike). A chosen "
+    "token becomes random when its number lies between mask_prob and mask_prob + random_prob, "
+    "and stays as it is above that.",
+    "bert-mask-mask-random-swapped": "of the {n:,} chosen tokens {masked:.1%} show [MASK] and "
+    "{randomized:.1%} a random token: the two cases have changed places (mask_prob and "
+    "random_prob swapped, or the branches). A chosen token becomes [MASK] with probability "
+    "mask_prob = 0.8 and a random token with random_prob = 0.1.",
     "bert-mask-case-probs-fixed": "with mask_prob=0.5, random_prob=0.3 {masked:.1%} of the chosen "
     "tokens show [MASK] and {randomized:.1%} a random token: use the `mask_prob` and "
     "`random_prob` arguments, not fixed 0.8 and 0.1.",
@@ -237,6 +249,9 @@ def _expect_arguments_used(fn: Callable, tokens: Tensor, real: Tensor) -> None:
     inputs, labels = _call(fn, tokens, seed=2, **probs)
     chosen = _positions(tokens, inputs, labels, probs["select_prob"])
     n, masked, randomized, _ = _shares(tokens, inputs, chosen)
+    swapped = not _off(randomized, n, 0.2 - 0.2 / len(_ORDINARY)) and randomized < 0.225 * n
+    if not _off(masked, n, 0.5) and swapped:  # nearer 20% than the 25% of "half the rest"
+        raise Wrong.named(MISTAKES, "bert-mask-random-unchanged-swapped", share=randomized / n)
     if _off(masked, n, 0.5) or _off(randomized, n, 0.3 - 0.3 / len(_ORDINARY)):
         fixed = not _off(masked, n, 0.8) and not _off(randomized, n, 0.1 - 0.1 / len(_ORDINARY))
         key = "bert-mask-case-probs-" + ("fixed" if fixed else "off")
@@ -288,6 +303,8 @@ def _expect_shares(n: int, masked: int, randomized: int, unchanged: int, n_real:
     / unchanged, each within the tolerance; returns ``n``."""
     if _off(n, n_real, 0.15) and unchanged < 0.02 * n and not _off(n, n_real, 0.15 * 0.9):
         raise Wrong.named(MISTAKES, "bert-mask-unchanged-unlabelled", share=n / n_real)
+    if _off(n, n_real, 0.15) and not _off(n, n_real, 0.85):
+        raise Wrong.named(MISTAKES, "bert-mask-select-inverted", share=n / n_real)
     if _off(n, n_real, 0.15):
         raise Wrong.differs(MESSAGES, "bert-mask-chosen-share", share=n / n_real, n=n,
                             n_real=n_real)  # fmt: skip
@@ -302,6 +319,8 @@ def _expect_shares(n: int, masked: int, randomized: int, unchanged: int, n_real:
                 "unchanged": unchanged / n}  # fmt: skip
         if masked == n:
             raise Wrong.named(MISTAKES, "bert-mask-always-mask", **seen)
+        if not _off(masked, n, 0.1) and not _off(randomized, n, 0.8 - 0.8 / len(_ORDINARY)):
+            raise Wrong.named(MISTAKES, "bert-mask-mask-random-swapped", **seen)
         raise Wrong.differs(MESSAGES, "bert-mask-case-shares", **seen)
     return n
 

@@ -271,6 +271,15 @@ def _sorted_rule(x: Tensor, p: float, values: Tensor, unsort: str = "scatter",
     return torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)
 
 
+def _first_not_reset(x: Tensor, p: float) -> Tensor:
+    """The book's rule, but the most likely token kept only while its own probability is below
+    p: a removal mask shifted right by one whose first entry is not set back to False."""
+    probs, order = x.softmax(-1).sort(dim=-1, descending=True, stable=True)
+    keep = probs.cumsum(-1) - probs < p
+    keep[..., 0] = probs[..., 0] < p
+    return torch.zeros_like(keep).scatter(-1, order, keep)
+
+
 def _along_dim_one(x: Tensor, p: float) -> Tensor:
     """The book's rule along dim 1 (the vocabulary only when x is (B, V))."""
     moved = x.transpose(1, -1) if x.dim() > 2 else x
@@ -313,7 +322,7 @@ _CANDIDATES: dict[str, list[Callable[[Tensor, float], Tensor]]] = {
     "top-p-gather-unsort": [lambda x, p: _sorted_rule(x, p, x.softmax(-1), unsort="gather")],
     "top-p-min-two": [lambda x, p: _sorted_rule(x, p, x.softmax(-1), keep=2)],
     "top-p-drops-crossing": _variants(with_self=True),
-    "top-p-empty-row": _variants(with_self=True),
+    "top-p-empty-row": [*_variants(with_self=True), _first_not_reset],
     "top-p-exactly-p": [lambda x, p: _nucleus(x, p, below=False)],
     "top-p-ascending": _variants(descending=False),
     "top-p-mask-not-scattered": [lambda x, p: _nucleus(x, p, scatter=False)],

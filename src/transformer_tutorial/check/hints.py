@@ -46,6 +46,9 @@ MESSAGES = {
     "hint-transpose-axes": "`transpose(1, 2)` swaps axes 1 and 2, which are the last two only "
     "for a 3-D tensor: the check also passes inputs with more leading axes, (B, h, T, d) with "
     "heads. Swap the last two, `.transpose(-2, -1)` (or `.mT`).",
+    "hint-transpose-batch": "`transpose(0, 1)` swaps axis 0, the batch of a batch-first "
+    "tensor, with axis 1. For q k^T swap the keys' last two axes, `.transpose(-2, -1)` (or "
+    "`.mT`).",
     "hint-dot-t": "`.T` reverses every axis of a tensor with more than two: (B, T, d).T is "
     "(d, T, B). Swap the last two only, `.transpose(-2, -1)` (or `.mT`).",
     "hint-view": "after a transpose the tensor is not contiguous, so view cannot merge its axes: "
@@ -148,6 +151,7 @@ ERRORS = {
 LINES = {
     r"\.transpose\(\s*(1\s*,\s*2|2\s*,\s*1)\s*\)": "hint-transpose-axes",
     r"\.T\b": "hint-dot-t",
+    r"\.transpose\(\s*(0\s*,\s*1|1\s*,\s*0)\s*\)": "hint-transpose-batch",
 }
 
 

@@ -18,6 +18,12 @@ from .tensors import close, randn, unpacks_to
 from .verdict import Verdict, Wrong
 
 MISTAKES = {
+    "kv-cache-first-only": "after appending {shapes} the {name} returned are the first call's "
+    "alone: either the later steps are not added to what is stored, or you return what was "
+    "stored before this step's were added. append_self stores torch.cat([stored, new], dim=2) "
+    "and returns that, the new step included.",
+    "kv-cache-stacked": "the {name} come out {got}: torch.stack puts the steps on a new axis. "
+    "Join them along the positions' axis, torch.cat(..., dim=2), {want}.",
     "kv-cache-join-not-kept": "after appending {shapes} the {name} returned are the first "
     "ones and the newest only: the joined tensor is returned but not kept, so every call joins "
     "the new positions to the same first ones. Store it in the cache (self.k = torch.cat(...)) "
@@ -127,6 +133,11 @@ def _history_mistake(name: str, got: object, parts: list[Tensor]) -> Wrong:
     if len(parts) == 2 and close(got, torch.cat([parts[0][:, :, :-1], parts[1]], dim=2)):
         return Wrong.named(MISTAKES, "kv-cache-drops-newest", name=name, shapes=shapes,
                            got=tuple(got.shape), want=want)  # fmt: skip
+    if len(parts) > 1 and close(got, parts[0]):
+        return Wrong.named(MISTAKES, "kv-cache-first-only", name=name, shapes=shapes)
+    if len({p.shape for p in parts}) == 1 and close(got, torch.stack(parts, dim=2)):
+        return Wrong.named(MISTAKES, "kv-cache-stacked", name=name, got=tuple(got.shape),
+                           want=want)  # fmt: skip
     if len(parts) > 2 and close(got, torch.cat([parts[0], parts[-1]], dim=2)):
         return Wrong.named(MISTAKES, "kv-cache-join-not-kept", name=name, shapes=shapes)
     if len(parts) > 1 and close(got, torch.cat([parts[-1], *parts[:-1]], dim=2)):

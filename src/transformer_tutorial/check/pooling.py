@@ -64,7 +64,8 @@ def _predictions_and_weights(result: object, T_q: int, T_k: int) -> tuple[Tensor
     if not unpacks_to(result, 2):
         raise Wrong.differs(MESSAGES, "nw-not-a-pair")
     expect_pair_order(result, ("predictions", "weights"), ((T_q,), (T_q, T_k)))
-    predictions = expect_tensor(result[0], "the predictions", (T_q,)).detach().double()
+    keys = {"T_k, the number of keys (a sum over the queries leaves one value per key)": T_k}
+    predictions = expect_tensor(result[0], "the predictions", (T_q,), keys).detach().double()
     weights = expect_tensor(result[1], "the weights", (T_q, T_k)).detach().double()
     return predictions, weights
 

@@ -13,6 +13,11 @@ from .tensors import expect_kept, unpacks_to
 from .verdict import Verdict, Wrong
 
 MISTAKES = {
+    "mask-right-aligned": "your mask marks the last lengths[b] positions of each row as real, "
+    "as if the padding came first: the book pads on the right, so the real tokens are the "
+    "first lengths[b] positions, positions < lengths[:, None].",
+    "mask-max-len-plus-one": "with max_len=7 your mask is 8 wide: max_len is the width itself "
+    "(positions 0 .. max_len - 1), torch.arange(max_len).",
     "pad-one-too-wide": "your batch is {width} columns wide, one more than the longest sequence "
     "({T}): the width T is the longest length, so the longest row has no padding.",
     "pad-pair-swapped": "you return (lengths, padded): the book's order is (padded, lengths), "
@@ -286,6 +291,8 @@ def check_padding_mask(fn: Callable[..., Tensor]) -> Verdict:
                           got=got.sum(-1).tolist())  # fmt: skip
     if torch.equal(got, positions[None, :] == lengths[:, None] - 1):
         raise Wrong.named(MISTAKES, "mask-last-token-only")
+    if torch.equal(got, positions[None, :] >= T - lengths[:, None]):
+        raise Wrong.named(MISTAKES, "mask-right-aligned")
     if not torch.equal(got, want) and sorted(got.tolist()) == sorted(want.tolist()):
         raise Wrong.named(MISTAKES, "mask-rows-sorted", lengths=lengths.tolist())
     if not torch.equal(got, want):
@@ -296,6 +303,8 @@ def check_padding_mask(fn: Callable[..., Tensor]) -> Verdict:
     wide = fn(lengths.clone(), max_len=7)
     if isinstance(wide, Tensor) and tuple(wide.shape) == (B, T):
         raise Wrong.named(MISTAKES, "mask-max-len-ignored")
+    if isinstance(wide, Tensor) and tuple(wide.shape) == (B, 8):
+        raise Wrong.named(MISTAKES, "mask-max-len-plus-one")
     if not (isinstance(wide, Tensor) and torch.equal(wide, padding_mask(lengths, 7))):
         raise Wrong.differs(MESSAGES, "mask-max-len-differs", want=padding_mask(lengths, 7).int())
     empty = torch.tensor([2, 0, 3])  # a row of length 0: all padding

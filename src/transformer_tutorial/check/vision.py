@@ -48,6 +48,8 @@ MISTAKES = {
     "patch-scaled": "your tokens are the patch embeddings times sqrt(D) = {root:.4g}: that "
     "scaling belongs to the token embedding of a text Transformer (chapter 13), not to the patch "
     "projection, which is W x + b alone.",
+    "patch-activation": "your tokens pass through a {act} after the projection: the patch "
+    "embedding is the linear map W x + b alone; the nonlinearities are in the blocks' MLPs.",
     "patch-normalised": "your patches are layer-normalised ({where} the projection): the patch "
     "embedding is W x + b alone, and the ViT's blocks normalise where they need to.",
     "patch-strips": "the image is reshaped to (B, N, C·P·P) without a permute: each 'patch' is "
@@ -125,13 +127,10 @@ def _token_zero_reads(mine: nn.Module, x: Tensor) -> tuple[list[int], ...] | Non
     autograd), or None when no gradient flows."""
     image = x.clone().requires_grad_()
     try:
-        out = mine(image)
-        out[0, 0].sum().backward()
-    except Exception:  # a module that cannot be differentiated: nothing to say
+        mine(image)[0, 0].sum().backward()
+        used = image.grad[0] != 0  # (C, H, W); a TypeError when no gradient flows
+    except Exception:  # a module that cannot be differentiated, or no gradient: nothing to say
         return None
-    if image.grad is None:
-        return None
-    used = image.grad[0] != 0  # (C, H, W)
     return tuple(
         torch.nonzero(used.any(dim=d)).flatten().tolist() for d in ((1, 2), (0, 2), (0, 1))
     )
@@ -167,6 +166,9 @@ def _diagnose_patches(got: Tensor, x: Tensor, weight: Tensor, b: Tensor, linear:
         raise Wrong.named(MISTAKES, "patch-scaled", root=D**0.5)
     if close(got, F.layer_norm(reference, (D,))):
         raise Wrong.named(MISTAKES, "patch-normalised", where=say(MESSAGES, "after"))
+    for act in ("gelu", "relu", "tanh"):  # an activation after the projection, as in an MLP
+        if close(got, getattr(F, act)(reference)):
+            raise Wrong.named(MISTAKES, "patch-activation", act=act)
     patches = F.unfold(x, P, stride=P).transpose(1, 2)  # (B, N, C·P·P), channel-first
     flat = weight.reshape(D, C * P * P)
     if close(got, F.linear(F.layer_norm(patches, (C * P * P,)), flat, b)):
@@ -200,8 +202,7 @@ def check_patch_embedding(cls: type) -> Verdict:
         torch.manual_seed(0)
         mine = cls(C, P, D)
         weight, bias, linear = _patch_weights(mine, C, P, D)
-        mine = mine.double()
-        weight = weight.double()
+        mine, weight = mine.double(), weight.double()
         b = None if bias is None else bias.detach().double()
         x = randn(B, C, H, W, seed=1)
         with torch.no_grad():
