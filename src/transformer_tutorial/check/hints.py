@@ -49,8 +49,8 @@ MESSAGES = {
     "hint-transpose-batch": "`transpose(0, 1)` swaps axis 0, the batch of a batch-first "
     "tensor, with axis 1. For q k^T swap the keys' last two axes, `.transpose(-2, -1)` (or "
     "`.mT`).",
-    "hint-dot-t": "`.T` reverses every axis of a tensor with more than two: (B, T, d).T is "
-    "(d, T, B). Swap the last two only, `.transpose(-2, -1)` (or `.mT`).",
+    "hint-dot-t": "if the tensor before `.T` has more than two axes, `.T` reverses every one "
+    "of them: (B, T, d).T is (d, T, B). Swap the last two only, `.transpose(-2, -1)` (or `.mT`).",
     "hint-view": "after a transpose the tensor is not contiguous, so view cannot merge its axes: "
     "use .reshape(...) (or .contiguous().view(...)).",
     "hint-truth": "`if`, `and`, `or` and `not` need one True or False, and a tensor of several "
@@ -160,5 +160,5 @@ def for_error(err: BaseException, line: str) -> list[str]:
     shapes = re.search(r"size|shape|dimension", str(err))  # the line's hint is about shapes
     keys = [h for pattern, h in ERRORS.items() if re.search(pattern, str(err))]
     if keys in ([], ["hint-broadcast"]):  # the line may say more than the generic hint
-        keys = [h for p, h in LINES.items() if shapes and re.search(p, line)] or keys
+        keys = [h for p, h in LINES.items() if shapes and re.search(p, line)] + keys
     return [say(MESSAGES, key) for key in keys]

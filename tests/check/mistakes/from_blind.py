@@ -515,6 +515,10 @@ MISTAKES = [
          "a fixed number per sentence"),
         ("softmax-nan-rows", "b23", "check_masked_softmax", "guard_wrong_axis",
          "along another axis than the keys'"),
+        # B34's wrong name: a hint on .T that blamed a 2-D .T; it is conditional now, and the
+        # generic hint stays beside it
+        (None, "b34", "check_hungarian_matching", "labels_as_rows",
+         "two shapes do not line up here"),
         # after B33: a transpose of the batch axis for K^T, and the model's cache error, and a
         # removal mask shifted right without its first entry set back
         ("top-p-empty-row", "b33", "check_top_p", "shift_right_first_not_reset",
