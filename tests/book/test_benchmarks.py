@@ -189,6 +189,21 @@ def test_cpu_step_times_the_translator_variants(bench, tmp_path, capsys):
         assert 0 < sum(shares.values()) <= 1 + 1e-9
 
 
+def test_cores_step_times_threads_processes_and_the_probes(bench, tmp_path, capsys):
+    cores_step = bench("cores_step")
+    out = tmp_path / "cores_step.json"
+    payload = cores_step.main(
+        ["--warmup", "1", "--repeats", "2", "--probe-floats", "1000", "--json", str(out)]
+    )
+    assert json.loads(out.read_text()) == payload
+    ms = payload["ms"]
+    assert len(ms) == 10 and all(v > 0 for v in ms.values())
+    assert "2 processes, 1 thread each, as torchrun runs them" in ms
+    assert payload["gradient_floats"] == 1_758_208  # the preset's parameters (results.json)
+    printed = capsys.readouterr().out
+    assert "times the 2-thread step" in printed and "memory: add two 0.004 MB vectors" in printed
+
+
 def test_the_readme_table_names_every_script_and_nothing_else():
     """benchmarks/README.md's table of scripts is where a reader looks first: it must not drift."""
     import re
