@@ -58,6 +58,29 @@ def test_set_language_says_the_verdict_in_chinese(chinese, capsys):
     assert "检查期望类本身" in verdict.message, verdict.message
 
 
+def test_a_chinese_verdict_names_the_result_and_the_sizes_in_chinese(chinese, capsys):
+    """The names a check gives a result ({what}) or a size ({name}) are catalog messages too:
+    no "the output" in the middle of a Chinese sentence."""
+    from transformer_tutorial.check.tensors import NAMES
+    from transformer_tutorial.check.verdict import translate
+
+    class ReturnsATuple(torch.nn.Module):
+        def __init__(self, d_model, d_ff, dropout=0.0):
+            super().__init__()
+            self.linear1 = torch.nn.Linear(d_model, d_ff)
+            self.linear2 = torch.nn.Linear(d_ff, d_model)
+
+        def forward(self, x):
+            hidden = torch.relu(self.linear1(x))
+            return self.linear2(hidden), hidden
+
+    verdict = check.check_feed_forward(ReturnsATuple)
+    assert not verdict.ok and verdict.message.startswith("输出应当是"), verdict.message
+    for english in NAMES.values():
+        assert english not in verdict.message
+        assert translate(english) != english, f"{english!r} has no Chinese"
+
+
 def test_english_is_the_default_and_the_environment_can_ask(monkeypatch, capsys):
     assert check.check_layer_norm(no_eps).message.startswith("eps is missing")
     monkeypatch.setenv("TRANSFORMER_TUTORIAL_LANGUAGE", "zh_CN")

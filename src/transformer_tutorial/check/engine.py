@@ -34,6 +34,8 @@ from . import hints
 from .verdict import Verdict, Wrong, say, translate
 
 MESSAGES = {
+    "other-default": "`{name}` defaults to {default}, where the exercise's signature has "
+    "{name}={shown}: a call that leaves it out gets another {name}",
     "expects-function-got-class": "the check expects a function, called as `{call}`; you passed "
     "the class `{name}` (pass the function itself).",
     "expects-function-got-other": "the check expects a function, called as `{call}`; you passed "
@@ -205,9 +207,8 @@ def other_default(signature: inspect.Signature, call: str) -> str | None:
             continue  # a name such as BOS_ID: a value the check passes
         if param is not None and param.default is not inspect.Parameter.empty:
             if documented is not None and not _equal(param.default, documented):
-                return (f"`{name}` defaults to {param.default!r}, where the exercise's signature "
-                        f"has {name}={shown.strip()}: a call that leaves it out gets another "
-                        f"{name}")  # fmt: skip
+                return say(MESSAGES, "other-default", name=name, default=repr(param.default),
+                           shown=shown.strip())  # fmt: skip
     return None
 
 

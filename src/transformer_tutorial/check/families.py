@@ -93,7 +93,7 @@ def all_messages() -> dict[str, str]:
     found = {}
     for module in modules(FAMILIES + SHARED):
         name = module.__name__.rsplit(".", 1)[-1]
-        tables = [getattr(module, t, {}) for t in ("MISTAKES", "MESSAGES")]
+        tables = [getattr(module, t, {}) for t in ("MISTAKES", "MESSAGES", "NAMES")]
         for table in [*tables, said_by_checks(module)]:
             found |= {f"{name}:{key}": template for key, template in table.items()}
     return found

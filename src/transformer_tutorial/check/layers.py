@@ -13,6 +13,7 @@ from ..feedforward import PositionwiseFeedForward
 from ..masks import causal_mask
 from .diagnoses import expect_same_twice
 from .engine import check
+from .tensors import NAMES as TENSOR_NAMES
 from .tensors import build, close, expect_dtype_kept, expect_tensor, randn, with_weights_of
 from .verdict import Verdict, Wrong, say
 
@@ -173,7 +174,7 @@ def check_causal_mask(fn: Callable[[int], Tensor]) -> Verdict:
             if abs(n - T) == 1:
                 more = say(MESSAGES, "too-many" if n > T else "too-few")
                 raise Wrong.named(MISTAKES, "causal-size-off-by-one", T=T, n=n, more_or_less=more)
-        got = expect_tensor(result, f"the mask for T = {T}", (T, T))
+        got = expect_tensor(result, say(TENSOR_NAMES, "mask-for-t", T=T), (T, T))
         expected = causal_mask(T)
         if got.is_floating_point() and torch.isinf(got).any():
             raise Wrong.named(MISTAKES, "causal-additive")

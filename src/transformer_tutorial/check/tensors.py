@@ -56,6 +56,24 @@ MESSAGES = {
     "this one's place.",
 }
 
+# The names the checks give a result or a size in a message's {what} or {name} field. Each is a
+# message of the catalog, so that say() gives it in the language in use: a Chinese verdict
+# then calls the output 输出, not "the output".
+NAMES = {
+    "output": "the output",
+    "weights": "the weights",
+    "predictions": "the predictions",
+    "table": "the table",
+    "logits": "the logits",
+    "new-state": "the new state",
+    "mask-for-t": "the mask for T = {T}",
+    "linear": "a linear layer",
+    "nn-kind": "an nn.{kind}",
+    "d-k-keys": "d_k, the keys' width",
+    "hidden-dim": "hidden_dim (W_k's width)",
+    "t-k-summed": "T_k, the number of keys (a sum over the queries leaves one value per key)",
+}
+
 MISTAKES = {
     "flattened-positions": "{what} has shape {got}, expected {shape}: the leading axes are "
     "flattened into one. Reshape the result back to the input's leading axes, "
@@ -248,7 +266,7 @@ def with_weights_of(mine: torch.nn.Module, reference: torch.nn.Module, names: tu
         except AttributeError:
             theirs = None
         kind = type(ours).__name__
-        kind = "a linear layer" if kind == "Linear" else f"an nn.{kind}"
+        kind = say(NAMES, "linear") if kind == "Linear" else say(NAMES, "nn-kind", kind=kind)
         if not isinstance(theirs, type(ours)):
             parent = name.rpartition(".")[0]
             if parent and isinstance(_submodule(mine, parent), torch.nn.MultiheadAttention):
