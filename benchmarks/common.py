@@ -49,10 +49,15 @@ def median_seconds(
 
 
 def interleaved_median_seconds(
-    fns: dict[str, Callable[[], object]], device: torch.device, warmup: int, repeats: int
+    fns: dict[str, Callable[[], object]],
+    device: torch.device,
+    warmup: int,
+    repeats: int,
+    before: Callable[[], object] = lambda: None,
 ) -> dict[str, float]:
     """Like ``median_seconds`` for several functions, timed in turn within each repeat, so that
-    a change in the machine's load during the benchmark hits all of them alike."""
+    a change in the machine's load during the benchmark hits all of them alike. ``before`` runs
+    untimed before each timed call (several processes' barrier, so that they start together)."""
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
     for _ in range(warmup):
@@ -62,6 +67,7 @@ def interleaved_median_seconds(
     times: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeats):
         for name, fn in fns.items():
+            before()
             start = time.perf_counter()
             fn()
             synchronize(device)

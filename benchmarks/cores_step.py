@@ -29,16 +29,20 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import replace
 
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-from common import command_line, environment, markdown_table, write_json
+from common import (
+    command_line,
+    environment,
+    interleaved_median_seconds,
+    markdown_table,
+    write_json,
+)
 from cpu_step import TINY
 from train_step import make_batch
 
@@ -46,6 +50,7 @@ from transformer_tutorial.training import Batch, LabelSmoothingLoss, make_optimi
 from transformer_tutorial.transformer import Transformer
 from transformer_tutorial.translator.dropout import use_packed_dropout
 
+CPU = torch.device("cpu")
 # The preset's model: two vocabularies, the output layer tied to the target embedding.
 CONFIG = replace(TINY, tgt_vocab_size=2500, share_embeddings=False, tie_output=True)
 
@@ -58,6 +63,7 @@ def step_of(model: torch.nn.Module, batch: Batch) -> Callable[[], None]:
 
 
 def fresh_model() -> Transformer:
+    """The preset's model, seeded, with its packed dropout masks."""
     torch.manual_seed(0)
     model = Transformer(CONFIG)
     use_packed_dropout(model)
@@ -65,29 +71,8 @@ def fresh_model() -> Transformer:
 
 
 def batch_rows(rows: slice) -> Batch:
-    src, tgt_in, tgt_out = make_batch(64, 16, 16, CONFIG.tgt_vocab_size, torch.device("cpu"))
+    src, tgt_in, tgt_out = make_batch(64, 16, 16, CONFIG.tgt_vocab_size, CPU)
     return Batch(src[rows].contiguous(), tgt_in[rows].contiguous(), tgt_out[rows].contiguous())
-
-
-def timed_rounds(
-    fns: dict[str, Callable[[], object]],
-    warmup: int,
-    repeats: int,
-    before: Callable[[], object] = lambda: None,
-) -> dict:
-    """Each function once per round, in turn; per function the median of its timed rounds.
-    ``before`` runs untimed before every call (the two processes' barrier)."""
-    for _ in range(warmup):
-        for fn in fns.values():
-            fn()
-    times: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(repeats):
-        for name, fn in fns.items():
-            before()
-            start = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def probes(floats: int = 16_000_000) -> dict[str, Callable[[], object]]:
@@ -99,8 +84,9 @@ def probes(floats: int = 16_000_000) -> dict[str, Callable[[], object]]:
         for _ in range(50):
             x @ y
 
-    return {f"memory: add two {4 * floats / 1e6:g} MB vectors": lambda: torch.add(a, b, out=c), "arithmetic: "
-            "50 products of 256 x 256 matrices": matmuls}  # fmt: skip
+    memory = f"memory: add two {4 * floats / 1e6:g} MB vectors"
+    return {memory: lambda: torch.add(a, b, out=c), "arithmetic: 50 products of 256 x 256 "
+            "matrices": matmuls}  # fmt: skip
 
 
 def one_process(warmup: int, repeats: int, floats: int) -> dict[str, float]:
@@ -121,7 +107,7 @@ def one_process(warmup: int, repeats: int, floats: int) -> dict[str, float]:
 
     fns = {k: with_threads(*v) for k, v in steps.items()}
     fns |= {f"{name}, one core alone": with_threads(1, fn) for name, fn in probes(floats).items()}
-    return timed_rounds(fns, warmup, repeats)
+    return interleaved_median_seconds(fns, CPU, warmup, repeats)
 
 
 def two_processes(rank: int, store: str, warmup: int, repeats: int, floats: int, out: dict) -> None:
@@ -146,8 +132,7 @@ def two_processes(rank: int, store: str, warmup: int, repeats: int, floats: int,
     }
     fns |= {f"{name}, both cores at once": fn for name, fn in probes(floats).items()}
 
-    medians = timed_rounds(fns, warmup, repeats, before=dist.barrier)  # both start together
-    out[rank] = medians
+    out[rank] = interleaved_median_seconds(fns, CPU, warmup, repeats, before=dist.barrier)
     dist.destroy_process_group()
 
 
@@ -170,7 +155,7 @@ def main(argv: list[str] | None = None) -> dict:
     for name in per_rank[0]:
         seconds[name] = max(r[name] for r in per_rank)  # a step ends when both have ended
     torch.set_num_threads(2)
-    env = environment(torch.device("cpu"))
+    env = environment(CPU)
     env["torch_threads"] = "as in each row"
     base = seconds["1 process, 2 threads, whole batch"]
     rows = [
