@@ -20,6 +20,7 @@ from .diagnoses import (
 )
 from .engine import check
 from .self_attention import unmasked_weights
+from .tensors import NAMES as TENSOR_NAMES
 from .tensors import (
     backward,
     build,
@@ -113,7 +114,7 @@ def check_masked_softmax(fn: Callable[[Tensor, Tensor | None], Tensor]) -> Verdi
     padding = torch.arange(5) < torch.tensor([5, 3]).view(2, 1, 1, 1)  # (B, 1, 1, T_k), keys
     for i, m in enumerate(probes := (None, mask, padding)):  # keys 3, 4 of sentence 1: padding
         expected = masked_softmax(scores, m)
-        got = expect_tensor(fn(scores.clone(), m), "the weights", scores.shape)
+        got = expect_tensor(fn(scores.clone(), m), TENSOR_NAMES["weights"], scores.shape)
         if not close(got, expected, 1e-8):
             raise masking_mistake(got, scores, m, [(scores, right) for right in probes[:i]])
     _expect_no_overflow(fn, (scores * 1000).masked_fill(~mask, -3000.0), mask)
@@ -131,7 +132,7 @@ def check_masked_softmax(fn: Callable[[Tensor, Tensor | None], Tensor]) -> Verdi
         raise Wrong.named(MISTAKES, "softmax-nan-gradient")
     if not close(x.grad, y.grad, tolerance(got)):  # as precise as the reader's dtype
         raise Wrong.differs(MESSAGES, "softmax-gradients-differ")
-    expect_dtype_kept(got, scores, "the weights")
+    expect_dtype_kept(got, scores, TENSOR_NAMES["weights"])
     return "values, gradients, every mask and a fully masked row are right."
 
 
@@ -141,7 +142,7 @@ def _expect_no_overflow(fn: Callable, scores: Tensor, mask: Tensor) -> None:
     Overflow is named when the NaN rows are those with a visible score past exp()'s limit in
     the reader's dtype, and each row shifted down by its largest score (the same weights) comes
     out right; a max taken over the wrong axis or the whole tensor empties other rows."""
-    got = expect_tensor(fn(scores.clone(), mask), "the weights", scores.shape)
+    got = expect_tensor(fn(scores.clone(), mask), TENSOR_NAMES["weights"], scores.shape)
     right = masked_softmax(scores, mask)
     if close(got, right, 1e-8):
         return
@@ -221,7 +222,7 @@ def check_attention(fn: Callable[..., tuple[Tensor, Tensor]]) -> Verdict:
         expect_pair_order(result, ("out", "weights"), (expected.shape, expected_w.shape))
         if shapes[1] == (*expected_w.shape[:-2], Tk, Tq):
             raise Wrong.named(MISTAKES, "attention-k-times-q", tk=Tk, tq=Tq)
-        sizes = {"T_q": Tq, "T_k": Tk, "d_k, the keys' width": dk, "d_v": dv}
+        sizes = {"T_q": Tq, "T_k": Tk, TENSOR_NAMES["d-k-keys"]: dk, "d_v": dv}
         out = expect_tensor(result[0], "out", expected.shape, sizes)
         weights = expect_tensor(result[1], "weights", expected_w.shape, sizes)
         if close(weights, expected_w) and close(out, expected):
@@ -296,7 +297,7 @@ def check_additive_attention(cls: type) -> Verdict:
             expect_pair_order(result, ("out", "weights"), ((B, Tq, Dv), (B, Tq, Tk)))
             if shapes == ((B, Tq, Dk), (B, Tq, Tk)) and close(result[0], result[1].to(k) @ k):
                 raise Wrong.named(MISTAKES, "additive-out-from-keys", dk=Dk, dv=Dv)
-            sizes = {"hidden_dim (W_k's width)": Hd, "key_dim": Dk, "T_k": Tk}
+            sizes = {TENSOR_NAMES["hidden-dim"]: Hd, "key_dim": Dk, "T_k": Tk}
             out = expect_tensor(result[0], "out", (B, Tq, Dv), sizes)
             weights = expect_tensor(result[1], "weights", (B, Tq, Tk))
             want_out, want_w = reference(q, k, v, mask=m)

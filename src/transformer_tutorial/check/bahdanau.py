@@ -12,6 +12,7 @@ from ..seq2seq import NUM_SPECIALS, last_hidden
 from ..sequences import BOS_ID, padding_mask
 from .diagnoses import masking_mistake
 from .engine import check
+from .tensors import NAMES as TENSOR_NAMES
 from .tensors import close, expect_tensor, unpacks_to
 from .verdict import Verdict, Wrong, say
 
@@ -219,14 +220,14 @@ def check_bahdanau_step(fn: Callable[..., tuple]) -> Verdict:
             raise Wrong.named(MISTAKES, "bahdanau-projected-values", A=A, D=D) from err
     if not unpacks_to(got, 3):
         raise Wrong.differs(MESSAGES, "bahdanau-not-a-triple")
-    logits = expect_tensor(got[0], "the logits", (B, V)).detach().float()
+    logits = expect_tensor(got[0], TENSOR_NAMES["logits"], (B, V)).detach().float()
     if getattr(got[1], "shape", None) == (B, 1, D) and close(got[1].transpose(0, 1), want_state):
         raise Wrong.named(MISTAKES, "bahdanau-output-as-state", B=B, D=D)
-    new_state = expect_tensor(got[1], "the new state", (1, B, D)).detach().float()
+    new_state = expect_tensor(got[1], TENSOR_NAMES["new-state"], (1, B, D)).detach().float()
     weights = got[2]
     if isinstance(weights, Tensor) and tuple(weights.shape) == (B, 1, S):
         raise Wrong.named(MISTAKES, "bahdanau-weights-query-axis", B=B, S=S)
-    weights = expect_tensor(weights, "the weights", (B, S)).detach().float()
+    weights = expect_tensor(weights, TENSOR_NAMES["weights"], (B, S)).detach().float()
 
     def attend(query: Tensor, mask: Tensor | None = src_mask) -> tuple[Tensor, Tensor]:
         with torch.no_grad():

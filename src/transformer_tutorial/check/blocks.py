@@ -17,6 +17,7 @@ from .block_words import MESSAGES, MISTAKES
 from .diagnoses import expect_same_twice, gradient_diagnosis
 from .engine import MESSAGES as ENGINE_MESSAGES
 from .engine import Call, check, describe
+from .tensors import NAMES as TENSOR_NAMES
 from .tensors import close, expect_tensor, gradient_mismatch, jitter, randn, with_weights_of
 from .verdict import POLARITY, Verdict, Wrong, say
 
@@ -366,7 +367,7 @@ def _build(cls: type, block: _Block, args: tuple, norm_first: bool) -> _Run:
             if block.hint and any(w in str(err).lower() for w in ("size", "shape", "dimension")):
                 message = say(ENGINE_MESSAGES, "with-hint", message=message, hint=block.hint)
             raise Wrong(message) from err
-    got = expect_tensor(result, "the output", args[0].shape)
+    got = expect_tensor(result, TENSOR_NAMES["output"], args[0].shape)
     with torch.no_grad():  # built with dropout=0.0, training mode must change nothing
         trained = mine.train()(*args)
     mine.eval()

@@ -9,6 +9,7 @@ import torch
 from torch import Tensor
 
 from .engine import check
+from .tensors import NAMES as TENSOR_NAMES
 from .tensors import backward, close, expect_dtype_kept, expect_tensor, randn, tolerance
 from .verdict import Verdict, Wrong
 
@@ -102,12 +103,12 @@ def check_layer_norm(fn: Callable[[Tensor], Tensor], eps: float = 1e-5) -> Verdi
     x = _layer_norm_input()
     expected = torch.nn.functional.layer_norm(x, (8,), eps=eps)
     given = x.clone()
-    got = expect_tensor(fn(given), "the output", x.shape)
+    got = expect_tensor(fn(given), TENSOR_NAMES["output"], x.shape)
     if close(got, expected, 1e-6):
         if not torch.equal(given, x):
             raise Wrong.named(MISTAKES, "norm-in-place")
         _expect_layer_norm_gradient(fn, x, eps)
-        expect_dtype_kept(got, x, "the output")
+        expect_dtype_kept(got, x, TENSOR_NAMES["output"])
         return "every position is normalised over its features, as nn.LayerNorm does."
     if (fit := _implied_eps(x, got.detach().double())) is not None:  # 1e-12, 1e-6, ...
         raise Wrong.named(MISTAKES, fit[0], got=fit[1], eps=eps)
@@ -148,7 +149,7 @@ def _expect_layer_norm_gradient(fn: Callable[[Tensor], Tensor], x: Tensor, eps: 
     mine, ref = x.clone().requires_grad_(), x.clone().requires_grad_()
     out = fn(mine)
     try:
-        backward((out * r).sum(), "the output")
+        backward((out * r).sum(), TENSOR_NAMES["output"])
     except RuntimeError as err:
         if "inplace operation" in str(err):
             raise Wrong.differs(MESSAGES, "norm-backward-in-place") from err

@@ -235,7 +235,7 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], Tensor]) -> Verdict:
     result = fn(max_len, D)
     if isinstance(result, Tensor) and tuple(result.shape) == (D, max_len):
         raise Wrong.named(MISTAKES, "table-transposed", shape=(D, max_len))
-    got = expect_tensor(result, "the table", (max_len, D))
+    got = expect_tensor(result, TENSOR_NAMES["table"], (max_len, D))
     if not got.is_floating_point():  # sines and cosines truncated to -1, 0 and 1
         raise Wrong.named(MISTAKES, "table-integer", dtype=got.dtype)
     expected = _table(max_len, D)
@@ -304,13 +304,13 @@ def check_feed_forward(cls: type) -> Verdict:
     x = randn(B, T, D)
     with torch.no_grad():
         got = expect_tensor(expect_same_twice(lambda: mine(x), say(MESSAGES, "ffn-output"), {"x": x}),
-                            "the output", (B, T, D))  # fmt: skip
+                            TENSOR_NAMES["output"], (B, T, D))  # fmt: skip
         if close(got, reference(x)):
             large = 10 * x  # hidden values beyond 6: an activation capped there shows
             if not close(mine(large), reference(large)):
                 raise _feed_forward_large(mine, large)
             _expect_same_in_training(mine, reference, x)
-            expect_dtype_kept(got, x, "the output")
+            expect_dtype_kept(got, x, TENSOR_NAMES["output"])
             return "linear1 -> ReLU -> linear2, position by position, is right."
         l1, l2 = mine.linear1, mine.linear2
         mistakes = {  # the mistake, the output it gives

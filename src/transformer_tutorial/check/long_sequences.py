@@ -14,6 +14,7 @@ from ..local_attention import band_mask
 from .attention import MISTAKES as ATTENTION
 from .diagnoses import GRADIENTS, MASKING
 from .engine import check
+from .tensors import NAMES as TENSOR_NAMES
 from .tensors import close, expect_dtype_kept, expect_tensor, randn, unpacks_to
 from .verdict import POLARITY, Verdict, Wrong, say
 
@@ -162,7 +163,7 @@ def _call(fn: Callable, q: Tensor, k: Tensor, v: Tensor, window: int, causal: bo
     result = fn(q, k, v, window, causal=causal, key_padding=real)
     if unpacks_to(result, 2) and getattr(result[0], "shape", None) == v.shape:
         raise Wrong.named(MISTAKES, "banded-returns-pair")
-    return expect_tensor(result, "the output", tuple(v.shape))
+    return expect_tensor(result, TENSOR_NAMES["output"], tuple(v.shape))
 
 
 def _setting(window: int, causal: bool, real: Tensor | None, T: int) -> str:

@@ -10,6 +10,7 @@ from torch import Tensor
 
 from ..attention_pooling import nadaraya_watson
 from .engine import check, describe
+from .tensors import NAMES as TENSOR_NAMES
 from .tensors import close, expect_kept, expect_pair_order, expect_tensor, unpacks_to
 from .verdict import Verdict, Wrong
 
@@ -64,10 +65,10 @@ def _predictions_and_weights(result: object, T_q: int, T_k: int) -> tuple[Tensor
     if not unpacks_to(result, 2):
         raise Wrong.differs(MESSAGES, "nw-not-a-pair")
     expect_pair_order(result, ("predictions", "weights"), ((T_q,), (T_q, T_k)))
-    keys = {"T_k, the number of keys (a sum over the queries leaves one value per key)": T_k}
-    predictions = expect_tensor(result[0], "the predictions", (T_q,), keys).detach().double()
-    weights = expect_tensor(result[1], "the weights", (T_q, T_k)).detach().double()
-    return predictions, weights
+    keys = {TENSOR_NAMES["t-k-summed"]: T_k}
+    predictions = expect_tensor(result[0], TENSOR_NAMES["predictions"], (T_q,), keys)
+    weights = expect_tensor(result[1], TENSOR_NAMES["weights"], (T_q, T_k))
+    return predictions.detach().double(), weights.detach().double()
 
 
 def nw(scores: Tensor) -> Tensor:

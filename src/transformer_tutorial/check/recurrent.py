@@ -10,6 +10,7 @@ from ..lstm import LSTMCell
 from ..rnn import RNNCell
 from .diagnoses import GRADIENTS
 from .engine import check
+from .tensors import NAMES as TENSOR_NAMES
 from .tensors import (
     backward,
     build,
@@ -299,15 +300,15 @@ def check_rnn_cell(cls: type) -> Verdict:
     got = mine(x, s)
     if isinstance(got, (tuple, list)):
         raise Wrong.named(MISTAKES, "rnn-returns-pair")
-    got = expect_tensor(got, "the new state", (B, H))
+    got = expect_tensor(got, TENSOR_NAMES["new-state"], (B, H))
     if close(got, reference(x, s)):
         _expect_stateless(mine, reference, x, got)
-        expect_tensor(mine(x[:1], s[:1]), "the new state", (1, H))  # a batch of one
+        expect_tensor(mine(x[:1], s[:1]), TENSOR_NAMES["new-state"], (1, H))  # a batch of one
         s_ = s.clone().requires_grad_()
-        backward(mine(x, s_).sum(), "the new state")
+        backward(mine(x, s_).sum(), TENSOR_NAMES["new-state"])
         if s_.grad is None or not s_.grad.any():
             raise Wrong.named(GRADIENTS, "gradient-detached", name="s_prev")
-        expect_dtype_kept(got, x, "the new state")
+        expect_dtype_kept(got, x, TENSOR_NAMES["new-state"])
         return "the state update s = tanh(in_proj(x) + state_proj(s_prev)) is right."
     found = [key for key, wrong in _rnn_mistakes(mine, x, s).items() if close(got, wrong)]
     if len(found) == 1:
@@ -318,7 +319,7 @@ def check_rnn_cell(cls: type) -> Verdict:
 def _expect_stateless(mine: torch.nn.Module, reference: torch.nn.Module, x, first) -> None:
     """A second call, with another s_prev of the same shape, depends on that s_prev only."""
     s2 = randn(*first.shape, seed=2)
-    got = expect_tensor(mine(x, s2), "the new state", tuple(first.shape))
+    got = expect_tensor(mine(x, s2), TENSOR_NAMES["new-state"], tuple(first.shape))
     if close(got, reference(x, s2)):
         return
     if close(got, torch.tanh(mine.in_proj(x) + mine.state_proj(first))):

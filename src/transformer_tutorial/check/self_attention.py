@@ -10,6 +10,7 @@ from torch import Tensor
 from ..attention import attention
 from .diagnoses import GRADIENTS, implied_divisor, masking_mistake, scale_named
 from .engine import check
+from .tensors import NAMES as TENSOR_NAMES
 from .tensors import backward, close, expect_pair_order, expect_tensor, randn, unpacks_to
 from .verdict import Verdict, Wrong, say
 
@@ -273,7 +274,7 @@ def check_self_attention(cls: type) -> Verdict:
                               B=B, T=T, d_v=d_v)  # fmt: skip
         sizes = {say(MESSAGES, "d-k"): d_k, say(MESSAGES, "d-in"): d_in}  # other widths
         out = expect_tensor(out, "out", (B, T, d_v), sizes).double()
-        weights = expect_tensor(result[1], "the weights", (B, T, T)).double()
+        weights = expect_tensor(result[1], TENSOR_NAMES["weights"], (B, T, T)).double()
         if close(out, want) and close(weights, want_w):
             continue
         _diagnose(out, weights, x, (W_q, W_k, W_v), probe_mask)

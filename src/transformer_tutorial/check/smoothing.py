@@ -11,6 +11,7 @@ from ..training import LabelSmoothingLoss
 from .diagnoses import GRADIENTS, counts, loss_described, normalisation_named
 from .diagnoses import MISTAKES as LOSS_MISTAKES
 from .engine import check
+from .tensors import NAMES as TENSOR_NAMES
 from .tensors import backward, close, expect_kept, randn, tolerance
 from .verdict import Verdict, Wrong
 
@@ -194,7 +195,7 @@ def check_label_smoothing(cls: type) -> Verdict:
         backward(mine_loss, "the loss")
         LabelSmoothingLoss(eps)(y, target).backward()
         if x.grad is None:
-            raise Wrong.named(GRADIENTS, "gradient-detached", name="the logits")
+            raise Wrong.named(GRADIENTS, "gradient-detached", name=TENSOR_NAMES["logits"])
         if (x.grad[target == PAD_ID].abs() > 0).any():
             raise Wrong.named(MISTAKES, "loss-padding-gradient")
         if not close(x.grad, y.grad, tolerance(mine_loss)):
